@@ -30,6 +30,7 @@ import * as webhookDescriptions from './migrations/0029-webhook-descriptions.ts'
 import * as auditLog from './migrations/0030-audit-log.ts';
 import * as operatorTokens from './migrations/0031-operator-tokens.ts';
 import * as rabbitmqSinks from './migrations/0035-rabbitmq-sinks.ts';
+import * as queueClears from './migrations/0036-queue-clears.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -64,6 +65,7 @@ const migrations: Record<string, Migration> = {
   '0030-audit-log': auditLog,
   '0031-operator-tokens': operatorTokens,
   '0035-rabbitmq-sinks': rabbitmqSinks,
+  '0036-queue-clears': queueClears,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -39,6 +39,7 @@ export interface Database {
   number_groups: NumberGroupsTable;
   sandbox_groups: SandboxGroupsTable;
   number_pauses: NumberPausesTable;
+  queue_clears: QueueClearsTable;
   contacts: ContactsTable;
   chats: ChatsTable;
   poll_secrets: PollSecretsTable;
@@ -441,6 +442,13 @@ export interface LeaseChangesTable {
   /** 'claimed', 'taken_over' (the previous lease had expired), 'released' or 'handed_over'. */
   reason: string;
   at: number;
+}
+
+/** The last clear of a number's send queue (migration 0036, ADR 0066): what waited from before it is being cancelled. */
+export interface QueueClearsTable {
+  number_id: string;
+  /** Every message of the number waiting with created_at at or before this is cancelled. */
+  cleared_through: number;
 }
 
 /** A paused number's hold on its sends (migration 0019); no row means not paused. */

@@ -7,7 +7,9 @@ import { findNumbersByIds } from '../../store/repositories/numbers.ts';
 import {
   findSendPoliciesOf,
   listDueOnNode,
+  forgetFinishedClears,
   listExpiredOnNode,
+  markClearing,
   nextDueOnNode,
   type WaitingMessage,
 } from '../../store/repositories/send-queue.ts';
@@ -57,6 +59,11 @@ const STILL_DUE_REST_MS = 250;
  * each. Spaced like this, each pass releases what fell due meanwhile, at most this much later.
  */
 const PASS_INTERVAL_MS = 200;
+/**
+ * How long a clear stays on record once all it took is marked (ADR 0066): far longer than a
+ * group commit's batch, so that a send admitted before the clear and written after it is taken.
+ */
+const CLEAR_KEPT_MS = 60_000;
 
 /**
  * Runs the send queues of the numbers this node owns (ADR 0029): one timer for the node, set to
@@ -204,14 +211,20 @@ export class QueueRunner {
     return { numbers, policies, messages };
   }
 
-  /** Settles what is past its expiry, and what a clear marked; true when there may be more. */
+  /**
+   * Marks a batch of what clears took on the node's numbers (ADR 0066), then settles what is
+   * past its expiry and what a clear marked; true when there may be more.
+   */
   private async expire(now: Date): Promise<boolean> {
+    const marked = await markClearing(this.store.db, { nodeId: this.leases.nodeId }, now, this.options.batchSize);
+    if (marked < this.options.batchSize)
+      await forgetFinishedClears(this.store.db, this.leases.nodeId, new Date(now.getTime() - CLEAR_KEPT_MS));
     const expired = await listExpiredOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
     await settleUnsent(
       { store: this.store, sender: this.sender, governor: this.governor, leaseOf: (id) => this.leases.leaseOf(id) },
       expired,
     );
-    return expired.length === this.options.batchSize;
+    return expired.length === this.options.batchSize || marked === this.options.batchSize;
   }
 
   /** The number's due messages in order, each decided again over the sends actually made. */

@@ -10,6 +10,7 @@ import {
   countSentPerHour,
   listClearingOf,
   markClearing,
+  recordQueueClear,
   countWaitingByReason,
   findAccountSendPolicy,
   findSendPolicies,
@@ -154,26 +155,32 @@ export class SendQueueService {
   }
 
   /**
-   * Cancels every waiting message of the number (ADR 0048): all are marked at once, durably and
-   * fenced by the owner's lease, so none of them leaves from then on; the first batch is settled
-   * (`cancelled`, its events, its units back) before the answer, and the queue runner settles
-   * the rest in batches, which the queue view shows under the reason `cancelling`. Returns how
-   * many were cancelled, and how many of them are still to be settled.
+   * Cancels every waiting message of the number (ADR 0066): the clear is recorded once, durably
+   * and fenced by the owner's lease, whatever the queue's length, and none of the messages it
+   * takes leaves from then on; a short queue is settled (`cancelled`, its events, its units back)
+   * before the answer, a long one by the queue runner in batches, which the queue view shows
+   * under the reason `cancelling`. Returns how many were cancelled, and how many of them are
+   * still to be settled.
    */
   async clear(number: WhatsAppNumber): Promise<{ cancelled: number; pending: number }> {
     const lease = this.leases.leaseOf(number.id);
     const cancelled = await this.governor.withNumberLock(number.id, async () => {
-      const marked = await this.committer.run(async (trx) => {
+      const taken = await this.committer.run(async (trx) => {
         if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
-        return markClearing(trx, number.id, new Date());
+        return recordQueueClear(trx, number.id, new Date());
       });
       this.governor.queueCleared(number.id);
-      return marked;
+      return taken;
     });
     // A short queue is settled within the answer (200); a long one is answered at once (202) and
     // settled by the runner, so that the answer's time does not grow with the queue.
-    if (cancelled <= CLEAR_BATCH) await this.settleClearing(number);
-    const pending = (await countWaitingByReason(this.store.db, number.id))[CLEARING] ?? 0;
+    // What is left to settle is counted only after a short queue's settling: a long one's count
+    // would read the whole queue again, and is what the clear took.
+    let pending = cancelled;
+    if (cancelled <= CLEAR_BATCH) {
+      await this.settleClearing(number);
+      pending = (await countWaitingByReason(this.store.db, number.id))[CLEARING] ?? 0;
+    }
     // The runner looks for what a clear left at once, as it would for a message past its expiry.
     if (pending > 0) this.governor.queuedListener(new Date());
     return { cancelled, pending };
@@ -184,10 +191,12 @@ export class SendQueueService {
     while ((await this.settleClearing(number)) > 0);
   }
 
-  /** One batch of what a clear marked: settled, each with its event and its unit back. */
+  /** One batch of what a clear took: marked, then settled, each with its event and its unit back; how many were. */
   private async settleClearing(number: WhatsAppNumber): Promise<number> {
+    const marked = await markClearing(this.store.db, { numberId: number.id }, new Date(), CLEAR_BATCH);
     const deps = { store: this.store, sender: this.sender, governor: this.governor, leaseOf: (id: string) => this.leases.leaseOf(id) };
-    return settleUnsent(deps, await listClearingOf(this.store.db, number.id, CLEAR_BATCH));
+    const settled = await settleUnsent(deps, await listClearingOf(this.store.db, number.id, CLEAR_BATCH));
+    return Math.max(marked, settled);
   }
 }
 

@@ -327,29 +327,127 @@ export async function bringForwardWaiting(db: Executor, numberId: string, reason
 }
 
 /**
- * A clear of the number's queue (ADR 0048): every waiting message is marked `cancelling` at
- * once, in one statement, so none of them is released from here on (the release, the due list
- * and deferrals pass them over); each is then settled `cancelled`, with its event and its unit
- * back, a batch at a time. Their expiry is set to the mark's time, so that the queue runner's
- * look for expired messages (through the expiry index) finds what is left of a clear, on this
- * node or on the next owner after a crash. Returns how many were marked.
+ * A clear of the number's queue (ADR 0066): recorded once, whatever the queue's length. Every
+ * message of the number waiting with created_at at or before `at` is from then on passed over by
+ * the release, the due list, deferrals and the ledger's read (`notClearing`), and counted and
+ * shown as `cancelling`; `markClearing` marks them a batch at a time and the runner settles what
+ * is marked. Returns how many waiting messages the clear takes (those an earlier clear had not).
+ * Run in the transaction that checks the owner's lease.
  */
-export async function markClearing(db: Executor, numberId: string, at: Date): Promise<number> {
+export async function recordQueueClear(trx: Executor, numberId: string, at: Date): Promise<number> {
+  const previous = await trx.selectFrom('queue_clears').select('cleared_through').where('number_id', '=', numberId).executeTakeFirst();
+  // What an earlier clear took is told apart by its time, not by a lookup per row.
+  const row = await trx
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('number_id', '=', numberId)
+    .where('scheduled_for', 'is not', null)
+    .where('created_at', '<=', at.getTime())
+    .$if(previous !== undefined, (query) => query.where('created_at', '>', Number(previous!.cleared_through)))
+    .where(notMarked)
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto('queue_clears')
+    .values({ number_id: numberId, cleared_through: at.getTime() })
+    .onConflict((conflict) =>
+      conflict
+        .column('number_id')
+        .doUpdateSet({ cleared_through: (eb) => eb.ref('excluded.cleared_through') })
+        .where('queue_clears.cleared_through', '<', at.getTime()),
+    )
+    .execute();
+  return Number(row.count);
+}
+
+/**
+ * Marks up to `limit` of the messages a clear took and that are not marked yet: `wait_reason`
+ * `cancelling`, and their expiry the mark's time, so that the queue runner's look for expired
+ * messages (through the expiry index) settles them, on this node or on the next owner. Of one
+ * number, or of the numbers the node holds that have a clear on record (only those are read, so
+ * a pass of a node without one costs a probe). Returns how many were marked.
+ */
+export async function markClearing(
+  db: Executor,
+  scope: { numberId: string } | { nodeId: string },
+  at: Date,
+  limit: number,
+): Promise<number> {
   const result = await db
     .updateTable('messages')
     .set({ wait_reason: CLEARING, expires_at: at.getTime() })
-    .where('number_id', '=', numberId)
-    .where('scheduled_for', 'is not', null)
-    .where(notClearing)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('queue_clears')
+        .innerJoin('messages', 'messages.number_id', 'queue_clears.number_id')
+        .select('messages.id')
+        .$if('numberId' in scope, (query) => query.where('queue_clears.number_id', '=', (scope as { numberId: string }).numberId))
+        .$if('nodeId' in scope, (query) =>
+          query.where('queue_clears.number_id', 'in', (inner) =>
+            inner
+              .selectFrom('number_leases')
+              .select('number_leases.number_id')
+              .where('number_leases.node_id', '=', (scope as { nodeId: string }).nodeId),
+          ),
+        )
+        .where('messages.scheduled_for', 'is not', null)
+        .whereRef('messages.created_at', '<=', 'queue_clears.cleared_through')
+        .where(notMarked)
+        .limit(limit),
+    )
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * Forgets the clears of the node's numbers made before `before` whose messages are all marked:
+ * the mark keeps those from leaving, so the record no longer has a use, and the runner's passes
+ * stop reading the number's queue for it. The margin left by `before` covers a send admitted
+ * before a clear whose row is written after it, with the batch it was in.
+ */
+export async function forgetFinishedClears(db: Executor, nodeId: string, before: Date): Promise<void> {
+  await db
+    .deleteFrom('queue_clears')
+    .where('queue_clears.cleared_through', '<', before.getTime())
+    .where('queue_clears.number_id', 'in', (eb) =>
+      eb.selectFrom('number_leases').select('number_leases.number_id').where('number_leases.node_id', '=', nodeId),
+    )
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('messages')
+            .select('messages.id')
+            .whereRef('messages.number_id', '=', 'queue_clears.number_id')
+            .where('messages.scheduled_for', 'is not', null)
+            .whereRef('messages.created_at', '<=', 'queue_clears.cleared_through')
+            .where(notMarked),
+        ),
+      ),
+    )
+    .execute();
 }
 
 /** The wait reason of a message whose number's queue is being cleared. */
 export const CLEARING = 'cancelling';
 
+/** Waiting and neither marked by a clear nor taken by one: it may still leave. */
 function notClearing(eb: ExpressionBuilder<Database, 'messages'>) {
+  return eb.and([notMarked(eb), eb.not(clearedAway(eb))]);
+}
+
+function notMarked(eb: ExpressionBuilder<Database, 'messages'>) {
   return eb.or([eb('messages.wait_reason', 'is', null), eb('messages.wait_reason', '<>', CLEARING)]);
+}
+
+/** Taken by a clear of its number (ADR 0066): created at or before the number's last clear. */
+function clearedAway(eb: ExpressionBuilder<Database, 'messages'>) {
+  return eb.exists(
+    eb
+      .selectFrom('queue_clears')
+      .select('queue_clears.number_id')
+      .whereRef('queue_clears.number_id', '=', 'messages.number_id')
+      .whereRef('queue_clears.cleared_through', '>=', 'messages.created_at'),
+  );
 }
 
 /** Up to `limit` of the number's messages marked by a clear and not yet settled. */
@@ -495,7 +593,10 @@ export async function nextDueOnNode(db: Executor, nodeId: string): Promise<Date 
   return times.length === 0 ? null : new Date(Math.min(...times));
 }
 
-/** One page of the number's queue in the order it will leave, after `after` (scheduled_for and id). */
+/**
+ * One page of the number's queue in the order it will leave, after `after` (scheduled_for and
+ * id); a message a clear took shows as `cancelling` before the runner has marked it.
+ */
 export async function listWaitingPage(
   db: Executor,
   numberId: string,
@@ -506,6 +607,7 @@ export async function listWaitingPage(
   const rows = await db
     .selectFrom('messages')
     .select(WAITING_COLUMNS)
+    .select((eb) => eb.case().when(clearedAway(eb)).then(1).else(0).end().as('cleared'))
     .where('messages.number_id', '=', numberId)
     .where('messages.scheduled_for', 'is not', null)
     .$if(after !== undefined, (query) =>
@@ -521,19 +623,28 @@ export async function listWaitingPage(
     .limit(limit)
     .offset(offset)
     .execute();
-  return rows.map(toWaiting);
+  return rows.map((row) => (Number(row.cleared) === 1 ? { ...toWaiting(row), waitReason: CLEARING } : toWaiting(row)));
 }
 
-/** How many of the number's messages wait, for each reason. */
+/** How many of the number's messages wait, for each reason; those a clear took count as `cancelling`. */
 export async function countWaitingByReason(db: Executor, numberId: string): Promise<Record<string, number>> {
   const rows = await db
     .selectFrom('messages')
-    .select(['wait_reason', (eb) => eb.fn.countAll<number | string>().as('count')])
+    .select((eb) => [
+      'wait_reason',
+      eb.case().when(clearedAway(eb)).then(1).else(0).end().as('cleared'),
+      eb.fn.countAll<number | string>().as('count'),
+    ])
     .where('number_id', '=', numberId)
     .where('scheduled_for', 'is not', null)
-    .groupBy('wait_reason')
+    .groupBy(['wait_reason', 'cleared'])
     .execute();
-  return Object.fromEntries(rows.map((row) => [row.wait_reason ?? 'gap', Number(row.count)]));
+  const counts: Record<string, number> = {};
+  for (const row of rows) {
+    const reason = Number(row.cleared) === 1 ? CLEARING : (row.wait_reason ?? 'gap');
+    counts[reason] = (counts[reason] ?? 0) + Number(row.count);
+  }
+  return counts;
 }
 
 /** The waiting messages of the whole gateway and the oldest one's age, for the metrics scrape. */
