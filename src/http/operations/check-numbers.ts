@@ -1,8 +1,8 @@
 import { parseCheckedPhones } from '../../messaging/number-checks.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
-import { defineOperation, ok } from './operation.ts';
-import { notOwned } from './owner-dispatch.ts';
+import { defineSessionOperation, ok } from './operation.ts';
+import type { E164 } from '../../domain/phone.ts';
 
 const checkNumbersRequestSchema = {
   type: 'object',
@@ -38,7 +38,7 @@ const checkNumbersResponseSchema = {
   },
 } as const;
 
-export const checkNumbers = defineOperation({ body: checkNumbersRequestSchema }, ['numbers', 'numberChecks'])({
+export const checkNumbers = defineSessionOperation({ body: checkNumbersRequestSchema }, ['numberChecks']).reading<CheckCommand>()({
   method: 'POST',
   scope: 'send',
   path: '/check_numbers',
@@ -52,18 +52,19 @@ export const checkNumbers = defineOperation({ body: checkNumbersRequestSchema },
   tag: 'numbers',
   answers: { 200: checkNumbersResponseSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
-  check: ({ body }) => {
-    parsePhoneField(body.from_phone, 'from_phone');
-    parseCheckedPhones(body.phones);
-  },
-  owner: ({ body }) => parsePhoneField(body.from_phone, 'from_phone'),
-  handle: async ({ scope, body }, { numbers, numberChecks }) => {
-    const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
-    const phones = parseCheckedPhones(body.phones);
-    const number = await numbers.findNumber(scope, fromPhone).catch(notOwned);
+  // Read once, in the order the fields are refused in.
+  command: ({ body }) => ({ fromPhone: parsePhoneField(body.from_phone, 'from_phone'), phones: parseCheckedPhones(body.phones) }),
+  owner: ({ command }) => command.fromPhone,
+  handle: async ({ command: { phones }, number }, { numberChecks }) => {
     const results = await numberChecks.check(number, phones);
     return ok({
       results: results.map((result) => ({ phone: result.phone, on_whatsapp: result.exists, wa_id: result.waId, cached: result.cached })),
     });
   },
 });
+
+/** The request as read, once. */
+interface CheckCommand {
+  fromPhone: E164;
+  phones: E164[];
+}

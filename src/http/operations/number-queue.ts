@@ -3,7 +3,7 @@ import { ref } from '../message-schemas.ts';
 import { pageOffsetParameter } from '../schemas.ts';
 import { presentQueue } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
-import { defineOperation, ok } from './operation.ts';
+import { defineOperation, defineSessionOperation, ok } from './operation.ts';
 
 const numberParams = {
   type: 'object',
@@ -50,7 +50,7 @@ export const getNumberQueue = defineOperation(
   },
 });
 
-export const clearNumberQueue = defineOperation({ params: numberParams }, ['numbers', 'sendQueues'])({
+export const clearNumberQueue = defineSessionOperation({ params: numberParams }, ['numbers', 'sendQueues'])({
   method: 'DELETE',
   scope: 'send',
   path: '/numbers/:id/queue',
@@ -70,8 +70,7 @@ export const clearNumberQueue = defineOperation({ params: numberParams }, ['numb
   },
   errors: [...KEYED_ERRORS, 'number_not_found', 'number_not_connected'],
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ scope, params }, { numbers, sendQueues }) => {
-    const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
+  handle: async ({ number }, { sendQueues }) => {
     const { cancelled, pending } = await sendQueues.clear(number);
     return { statusCode: pending === 0 ? 200 : 202, body: { number_id: number.id, cancelled, pending } };
   },

@@ -1,6 +1,6 @@
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { numberSchema, presentNumber, unknownNumberId } from './number-schema.ts';
-import { defineOperation, ok } from './operation.ts';
+import { defineSessionOperation, ok } from './operation.ts';
 
 /** {id} of the numbers' operations: a number_id or a phone. */
 export const numberIdParams = {
@@ -9,7 +9,7 @@ export const numberIdParams = {
   properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } },
 } as const;
 
-export const pauseNumber = defineOperation(
+export const pauseNumber = defineSessionOperation(
   {
     params: numberIdParams,
     body: {
@@ -36,8 +36,7 @@ export const pauseNumber = defineOperation(
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found', 'number_not_connected'],
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ scope, params, body }, { numbers, pauses }) => {
-    const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
+  handle: async ({ body, number }, { pauses }) => {
     const pause = await pauses.pause(number, body?.reason?.trim() || null);
     return ok(presentNumber(number, pause));
   },

@@ -4,8 +4,8 @@ import { PROFILE_ABOUT_MAX_LENGTH, PROFILE_NAME_MAX_LENGTH } from '../../domain/
 import type { ContactProfileView } from '../../messaging/profiles.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
-import { fromPhone, groupNumber as ownNumber } from './groups/group-number.ts';
-import { defineOperation, ok } from './operation.ts';
+import { fromPhone } from './groups/group-number.ts';
+import { defineSessionOperation, ok } from './operation.ts';
 import type { OperationServices } from './services.ts';
 
 // Profiles (ADR 0033): a contact's, read through from_phone's session, and our number's own, set
@@ -78,7 +78,7 @@ function presentProfile(view: ContactProfileView, fromPhone: string, services: P
   };
 }
 
-export const getContactProfile = defineOperation(
+export const getContactProfile = defineSessionOperation(
   {
     params: {
       type: 'object',
@@ -94,7 +94,7 @@ export const getContactProfile = defineOperation(
       },
     },
   },
-  ['numbers', 'profiles', 'mediaLinks'],
+  ['profiles', 'mediaLinks'],
 )({
   method: 'GET',
   scope: 'read',
@@ -109,14 +109,13 @@ export const getContactProfile = defineOperation(
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS, 'storage_quota_exceeded', 'insufficient_storage'],
   check: ({ params }) => void parsePhoneField(params.phone, 'phone'),
   owner: ({ query }) => fromPhone(query.from_phone),
-  handle: async ({ scope, params, query }, services) => {
-    const number = await ownNumber(services, scope, query.from_phone);
+  handle: async ({ params, number }, services) => {
     const view = await services.profiles.contactProfile(number, parsePhoneField(params.phone, 'phone'));
     return ok(presentProfile(view, number.phone, services));
   },
 });
 
-export const updateOwnProfile = defineOperation(
+export const updateOwnProfile = defineSessionOperation(
   {
     params: {
       type: 'object',
@@ -166,8 +165,7 @@ export const updateOwnProfile = defineOperation(
     'media_kind_mismatch',
   ],
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ scope, params, body }, services) => {
-    const number = await services.numbers.findNumber(scope, params.id).catch(unknownNumberId);
+  handle: async ({ body, number }, services) => {
     const pictureId = body.picture_media_id;
     const stored = pictureId === undefined ? undefined : await services.media.find(number.accountId, pictureId, 'picture_media_id');
     if (stored !== undefined && stored.kind !== 'image') {

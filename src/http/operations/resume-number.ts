@@ -1,10 +1,10 @@
 import { FOR_API_CLIENTS } from '../caller-constraint.ts';
 import { KEYED_ERRORS } from './error-responses.ts';
 import { numberSchema, presentNumber, unknownNumberId } from './number-schema.ts';
-import { defineOperation, ok } from './operation.ts';
+import { defineSessionOperation, ok } from './operation.ts';
 import { numberIdParams } from './pause-number.ts';
 
-export const resumeNumber = defineOperation({ params: numberIdParams }, ['numbers', 'pauses'])({
+export const resumeNumber = defineSessionOperation({ params: numberIdParams }, ['numbers', 'pauses'])({
   method: 'POST',
   scope: 'send',
   path: '/numbers/:id/resume',
@@ -21,8 +21,7 @@ export const resumeNumber = defineOperation({ params: numberIdParams }, ['number
   // The dashboard's numbers page has its own Resume form at the same path.
   unprefixedRouteOptions: FOR_API_CLIENTS,
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ scope, params }, { numbers, pauses }) => {
-    const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
+  handle: async ({ number }, { pauses }) => {
     await pauses.resume(number);
     return ok(presentNumber(number, undefined));
   },

@@ -2,8 +2,8 @@ import { AppError } from '../../domain/errors.ts';
 import type { ChatPresence } from '../../engines/engine.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
-import { defineOperation, ok } from './operation.ts';
-import { notOwned } from './owner-dispatch.ts';
+import { defineSessionOperation, ok } from './operation.ts';
+import type { E164 } from '../../domain/phone.ts';
 
 const STATES = ['composing', 'recording', 'paused'] as const satisfies readonly ChatPresence[];
 
@@ -39,7 +39,7 @@ function parseState(state: string): ChatPresence {
   return state as ChatPresence;
 }
 
-export const showTyping = defineOperation({ body: typingRequestSchema }, ['numbers', 'typing'])({
+export const showTyping = defineSessionOperation({ body: typingRequestSchema }, ['typing']).reading<TypingCommand>()({
   method: 'POST',
   scope: 'send',
   path: '/typing',
@@ -51,18 +51,22 @@ export const showTyping = defineOperation({ body: typingRequestSchema }, ['numbe
   tag: 'messages',
   answers: { 200: typingResponseSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
-  check: ({ body }) => {
-    parsePhoneField(body.from_phone, 'from_phone');
-    parsePhoneField(body.to_phone, 'to_phone');
-    parseState(body.state);
-  },
-  owner: ({ body }) => parsePhoneField(body.from_phone, 'from_phone'),
-  handle: async ({ scope, body }, { numbers, typing }) => {
-    const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
-    const toPhone = parsePhoneField(body.to_phone, 'to_phone');
-    const state = parseState(body.state);
-    const number = await numbers.findNumber(scope, fromPhone).catch(notOwned);
+  // Read once, in the order the fields are refused in.
+  command: ({ body }) => ({
+    fromPhone: parsePhoneField(body.from_phone, 'from_phone'),
+    toPhone: parsePhoneField(body.to_phone, 'to_phone'),
+    state: parseState(body.state),
+  }),
+  owner: ({ command }) => command.fromPhone,
+  handle: async ({ command: { toPhone, state }, number }, { typing }) => {
     const endsAt = await typing.show(number, toPhone, state);
-    return ok({ from_phone: fromPhone, to_phone: toPhone, state, ends_at: endsAt?.toISOString() ?? null });
+    return ok({ from_phone: number.phone, to_phone: toPhone, state, ends_at: endsAt?.toISOString() ?? null });
   },
 });
+
+/** The request as read, once. */
+interface TypingCommand {
+  fromPhone: E164;
+  toPhone: E164;
+  state: ChatPresence;
+}

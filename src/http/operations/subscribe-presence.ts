@@ -1,9 +1,9 @@
 import { parsePhoneField } from '../message-input.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
-import { fromPhone, groupNumber as ownNumber } from './groups/group-number.ts';
-import { defineOperation, ok } from './operation.ts';
+import { fromPhone } from './groups/group-number.ts';
+import { defineSessionOperation, ok } from './operation.ts';
 
-export const subscribePresence = defineOperation(
+export const subscribePresence = defineSessionOperation(
   {
     body: {
       type: 'object',
@@ -38,8 +38,7 @@ export const subscribePresence = defineOperation(
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
   check: ({ body }) => void parsePhoneField(body.to_phone, 'to_phone'),
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, body }, services) => {
-    const number = await ownNumber(services, scope, body.from_phone);
+  handle: async ({ body, number }, services) => {
     const toPhone = parsePhoneField(body.to_phone, 'to_phone');
     await services.presence.subscribe(number, toPhone);
     return ok({ from_phone: number.phone, to_phone: toPhone, subscribed: true });

@@ -21,7 +21,7 @@ interface Route {
 // may open (sign-in, sign-out, invite links, assets), and the calls between nodes, which need the
 // cluster key's signature and answer 404 without it (test/integration/cluster/forwarding.test.ts).
 // /messages/:id, /check_numbers, /typing, /numbers/:id/pause, /numbers/:id/queue, /account/send_policy, /blocklist,
-// /presence, /contacts and /chats are the public API's alone (bearer keys), probed by test/integration/http/authorization-matrix.test.ts.
+// /new_chat_quota, /presence, /contacts and /chats are the public API's alone (bearer keys), probed by test/integration/http/authorization-matrix.test.ts.
 const OUTSIDE_THE_MATRIX = [
   /^\/internal\//,
   // The operator API, behind operator tokens (test/integration/http/operator-api.test.ts).
@@ -36,6 +36,7 @@ const OUTSIDE_THE_MATRIX = [
   /^\/check_numbers$/,
   /^\/typing$/,
   /^\/blocklist(\/|$)/,
+  /^\/new_chat_quota$/,
   /^\/presence\//,
   /^\/contacts(\/|$)/,
   /^\/chats(\/|$)/,

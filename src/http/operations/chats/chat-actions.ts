@@ -2,8 +2,8 @@ import { AppError } from '../../../domain/errors.ts';
 import type { ChatChange } from '../../../engines/engine.ts';
 import { MUTED_FOREVER } from '../../../messaging/chats.ts';
 import { ref } from '../../message-schemas.ts';
-import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from '../groups/group-number.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
+import { fromPhone } from '../groups/group-number.ts';
 import { CHAT_CHANGE_ERRORS, chatChangeBodySchema, chatParamsSchema, muteBodySchema, presentChats } from './chat-requests.ts';
 
 // A chat's state, changed on WhatsApp (Baileys' chatModify, synced to the number's phone) and
@@ -13,7 +13,7 @@ import { CHAT_CHANGE_ERRORS, chatChangeBodySchema, chatParamsSchema, muteBodySch
 const services = ['numbers', 'chats', 'media', 'mediaLinks'] as const;
 
 function chatOperation(verb: string, operationId: string, summary: string, description: string, change: ChatChange) {
-  return defineOperation(
+  return defineSessionOperation(
     { params: chatParamsSchema, body: chatChangeBodySchema },
     services,
   )({
@@ -27,8 +27,7 @@ function chatOperation(verb: string, operationId: string, summary: string, descr
     answers: { 200: ref('Chat') },
     errors: CHAT_CHANGE_ERRORS,
     owner: ({ body }) => fromPhone(body.from_phone),
-    handle: async ({ scope, params, body }, used) => {
-      const number = await groupNumber(used, scope, body.from_phone);
+    handle: async ({ scope, params, number }, used) => {
       const chat = await used.chats.change(number, params.chat, change);
       return ok((await presentChats(used, scope, [chat]))[0]);
     },
@@ -70,7 +69,7 @@ export const markChatRead = chatOperation('mark_read', 'markChatRead', 'Mark a c
   unread: false,
 });
 
-export const muteChat = defineOperation(
+export const muteChat = defineSessionOperation(
   { params: chatParamsSchema, body: muteBodySchema },
   services,
 )({
@@ -85,8 +84,7 @@ export const muteChat = defineOperation(
   errors: CHAT_CHANGE_ERRORS,
   check: ({ body }) => void muteEnd(body.until),
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, params, body }, used) => {
-    const number = await groupNumber(used, scope, body.from_phone);
+  handle: async ({ scope, params, body, number }, used) => {
     const chat = await used.chats.change(number, params.chat, { kind: 'mute', until: muteEnd(body.until) });
     return ok((await presentChats(used, scope, [chat]))[0]);
   },

@@ -1,10 +1,10 @@
-import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
+import { fromPhone } from './group-number.ts';
 import { fromPhoneBody, groupIdParams, ONE_GROUP_ERRORS } from './group-requests.ts';
 
 const OUTCOMES = ['done', 'already_member', 'not_member', 'privacy_restricted', 'recently_left', 'not_on_whatsapp', 'refused'] as const;
 
-export const changeGroupParticipants = defineOperation(
+export const changeGroupParticipants = defineSessionOperation(
   {
     params: groupIdParams,
     body: {
@@ -18,7 +18,7 @@ export const changeGroupParticipants = defineOperation(
       },
     },
   },
-  ['numbers', 'groups'],
+  ['groups'],
 )({
   method: 'POST',
   scope: 'send',
@@ -49,8 +49,7 @@ export const changeGroupParticipants = defineOperation(
   },
   errors: ONE_GROUP_ERRORS,
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, params, body }, services) => {
-    const number = await groupNumber(services, scope, body.from_phone);
+  handle: async ({ params, body, number }, services) => {
     const results = await services.groups.changeParticipants(number, params.id, body.action, body.participants);
     return ok({ action: body.action, results: results.map((result) => ({ phone: result.phone, outcome: result.outcome })) });
   },

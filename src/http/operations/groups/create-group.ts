@@ -1,8 +1,8 @@
-import { defineOperation } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { defineSessionOperation } from '../operation.ts';
+import { fromPhone } from './group-number.ts';
 import { GROUP_ERRORS, groupSchema, presentGroup } from './group-requests.ts';
 
-export const createGroup = defineOperation(
+export const createGroup = defineSessionOperation(
   {
     body: {
       type: 'object',
@@ -15,7 +15,7 @@ export const createGroup = defineOperation(
       },
     },
   },
-  ['numbers', 'groups'],
+  ['groups'],
 )({
   method: 'POST',
   scope: 'send',
@@ -29,8 +29,7 @@ export const createGroup = defineOperation(
   answers: { 201: groupSchema },
   errors: GROUP_ERRORS,
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, body }, services) => {
-    const number = await groupNumber(services, scope, body.from_phone);
+  handle: async ({ body, number }, services) => {
     return { statusCode: 201, body: presentGroup(await services.groups.create(number, body.subject, body.participants), number) };
   },
 });

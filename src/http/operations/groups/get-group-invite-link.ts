@@ -1,8 +1,8 @@
-import { defineOperation, ok } from '../operation.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
 import { fromPhone, inviteLinkAnswer } from './group-number.ts';
 import { fromPhoneQuery, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-requests.ts';
 
-export const getGroupInviteLink = defineOperation({ params: groupIdParams, query: fromPhoneQuery }, ['numbers', 'groups'])({
+export const getGroupInviteLink = defineSessionOperation({ params: groupIdParams, query: fromPhoneQuery }, ['groups'])({
   method: 'GET',
   scope: 'send',
   path: '/groups/:id/invite_link',
@@ -13,5 +13,5 @@ export const getGroupInviteLink = defineOperation({ params: groupIdParams, query
   answers: { 200: inviteLinkSchema },
   errors: ONE_GROUP_ERRORS,
   owner: ({ query }) => fromPhone(query.from_phone),
-  handle: async ({ scope, params, query }, services) => ok(await inviteLinkAnswer(services, scope, query.from_phone, params.id, false)),
+  handle: async ({ params, number }, services) => ok(await inviteLinkAnswer(services, number, params.id, false)),
 });

@@ -1,10 +1,10 @@
-import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
+import { fromPhone } from './group-number.ts';
 import { fromPhoneQuery, GROUP_ERRORS, groupSchema, presentGroup } from './group-requests.ts';
 
-export const getGroup = defineOperation(
+export const getGroup = defineSessionOperation(
   { params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }, query: fromPhoneQuery },
-  ['numbers', 'groups'],
+  ['groups'],
 )({
   method: 'GET',
   scope: 'read',
@@ -18,8 +18,7 @@ export const getGroup = defineOperation(
   answers: { 200: groupSchema },
   errors: [...GROUP_ERRORS, 'group_not_found'],
   owner: ({ query }) => fromPhone(query.from_phone),
-  handle: async ({ scope, params, query }, services) => {
-    const number = await groupNumber(services, scope, query.from_phone);
+  handle: async ({ params, number }, services) => {
     return ok(presentGroup(await services.groups.get(number, params.id), number));
   },
 });

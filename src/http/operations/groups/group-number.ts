@@ -17,13 +17,11 @@ export function groupNumber(services: Pick<OperationServices, 'numbers'>, scope:
 
 /** The group's invite link as from_phone (an admin) gets it, made anew when `revoke`. */
 export async function inviteLinkAnswer(
-  services: Pick<OperationServices, 'numbers' | 'groups'>,
-  scope: AccountScope,
-  rawFromPhone: string,
+  services: Pick<OperationServices, 'groups'>,
+  number: WhatsAppNumber,
   groupId: string,
   revoke: boolean,
 ) {
-  const number = await groupNumber(services, scope, rawFromPhone);
   const { code, link } = await services.groups.inviteLink(number, groupId, revoke);
   return { group_id: groupId, code, link };
 }

@@ -1,10 +1,10 @@
-import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
+import { fromPhone } from './group-number.ts';
 import { fromPhoneBody, groupIdParams, ONE_GROUP_ERRORS } from './group-requests.ts';
 
-export const leaveGroup = defineOperation(
+export const leaveGroup = defineSessionOperation(
   { params: groupIdParams, body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody } },
-  ['numbers', 'groups'],
+  ['groups'],
 )({
   method: 'POST',
   scope: 'send',
@@ -18,8 +18,7 @@ export const leaveGroup = defineOperation(
   },
   errors: ONE_GROUP_ERRORS,
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, params, body }, services) => {
-    const number = await groupNumber(services, scope, body.from_phone);
+  handle: async ({ params, number }, services) => {
     await services.groups.leave(number, params.id);
     return ok({ group_id: params.id, left: true });
   },

@@ -1,8 +1,8 @@
-import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
+import { fromPhone } from './group-number.ts';
 import { fromPhoneQuery, GROUP_ERRORS, groupSummarySchema, presentGroupSummary } from './group-requests.ts';
 
-export const listGroups = defineOperation({ query: fromPhoneQuery }, ['numbers', 'groups'])({
+export const listGroups = defineSessionOperation({ query: fromPhoneQuery }, ['groups'])({
   method: 'GET',
   scope: 'read',
   path: '/groups',
@@ -13,8 +13,7 @@ export const listGroups = defineOperation({ query: fromPhoneQuery }, ['numbers',
   answers: { 200: { type: 'object', required: ['groups'], properties: { groups: { type: 'array', items: groupSummarySchema } } } },
   errors: GROUP_ERRORS,
   owner: ({ query }) => fromPhone(query.from_phone),
-  handle: async ({ scope, query }, services) => {
-    const number = await groupNumber(services, scope, query.from_phone);
+  handle: async ({ number }, services) => {
     return ok({ groups: (await services.groups.list(number)).map((group) => presentGroupSummary(group, number)) });
   },
 });

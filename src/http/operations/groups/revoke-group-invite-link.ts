@@ -1,10 +1,10 @@
-import { defineOperation, ok } from '../operation.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
 import { fromPhone, inviteLinkAnswer } from './group-number.ts';
 import { fromPhoneBody, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-requests.ts';
 
-export const revokeGroupInviteLink = defineOperation(
+export const revokeGroupInviteLink = defineSessionOperation(
   { params: groupIdParams, body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody } },
-  ['numbers', 'groups'],
+  ['groups'],
 )({
   method: 'POST',
   scope: 'send',
@@ -16,5 +16,5 @@ export const revokeGroupInviteLink = defineOperation(
   answers: { 200: inviteLinkSchema },
   errors: ONE_GROUP_ERRORS,
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, params, body }, services) => ok(await inviteLinkAnswer(services, scope, body.from_phone, params.id, true)),
+  handle: async ({ params, number }, services) => ok(await inviteLinkAnswer(services, number, params.id, true)),
 });

@@ -1,8 +1,8 @@
-import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { defineSessionOperation, ok } from '../operation.ts';
+import { fromPhone } from './group-number.ts';
 import { fromPhoneBody, groupIdParams, groupSchema, ONE_GROUP_ERRORS, presentGroup } from './group-requests.ts';
 
-export const updateGroup = defineOperation(
+export const updateGroup = defineSessionOperation(
   {
     params: groupIdParams,
     body: {
@@ -16,7 +16,7 @@ export const updateGroup = defineOperation(
       },
     },
   },
-  ['numbers', 'groups'],
+  ['groups'],
 )({
   method: 'PATCH',
   scope: 'send',
@@ -28,8 +28,7 @@ export const updateGroup = defineOperation(
   answers: { 200: groupSchema },
   errors: ONE_GROUP_ERRORS,
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, params, body }, services) => {
-    const number = await groupNumber(services, scope, body.from_phone);
+  handle: async ({ params, body, number }, services) => {
     return ok(presentGroup(await services.groups.changeSettings(number, params.id, body), number));
   },
 });
