@@ -1,4 +1,4 @@
-import { AppError } from '../domain/errors.ts';
+import { AppError, phoneNotOwned } from '../domain/errors.ts';
 import { hasIdPrefix, newId } from '../domain/ids.ts';
 import {
   engineKinds,
@@ -146,8 +146,7 @@ export class NumbersService {
    */
   async ownedNumber(scope: AccountScope, phone: E164): Promise<WhatsAppNumber> {
     const found = await this.store.lookups.numberWithPlan(phone);
-    if (found === undefined || found.number.accountId !== scope.accountId)
-      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+    if (found === undefined || found.number.accountId !== scope.accountId) throw phoneNotOwned();
     return found.number;
   }
 

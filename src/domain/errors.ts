@@ -548,6 +548,11 @@ export class AppError extends Error {
   }
 }
 
+/** from_phone names no number of the caller's account: one wording wherever a request's number is resolved. */
+export function phoneNotOwned(): AppError {
+  return new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+}
+
 export function httpStatusFor(code: ErrorCode): number {
   return errorCatalogue[code].status;
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../domain/errors.ts';
+import { AppError, phoneNotOwned } from '../domain/errors.ts';
 import type { MediaObject } from '../domain/media.ts';
 import type { MediaService } from '../media/media-service.ts';
 import { extendMediaRetention } from '../store/repositories/media.ts';
@@ -429,7 +429,7 @@ export class SendMessageService {
     const found = await this.store.lookups.numberWithPlan(number.phone);
     // The number left the account, or the gateway, since the request was dispatched.
     if (found === undefined || found.number.id !== number.id) {
-      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+      throw phoneNotOwned();
     }
     const at = new Date();
     const plan = found.plan as PlanName;

@@ -1,6 +1,6 @@
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-client.ts';
-import { AppError, httpStatusFor } from '../../domain/errors.ts';
+import { AppError, phoneNotOwned, httpStatusFor } from '../../domain/errors.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import { SYSTEM_ACTOR, type AuditActor } from '../../domain/audit.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
@@ -127,7 +127,6 @@ async function runAdmitted<T>(work: () => Promise<T>, admitted: () => void): Pro
 
 /** number_not_found as the public API says it of a from_phone. */
 export function notOwned(error: unknown): never {
-  if (error instanceof AppError && error.code === 'number_not_found')
-    throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+  if (error instanceof AppError && error.code === 'number_not_found') throw phoneNotOwned();
   throw error;
 }
