@@ -11,6 +11,9 @@ import { initAuthCreds, proto, ReachoutTimelockEnforcementType } from 'baileys';
 import type {
   AnyMessageContent,
   BaileysEventMap,
+  BinaryNode,
+  ParticipantAction,
+  ReachoutTimelockState,
   ChatModification,
   GroupMetadata,
   MiscMessageGenerationOptions,
@@ -50,9 +53,18 @@ type EventName = keyof BaileysEventMap;
 const SESSION_EVENTS: readonly EventName[] = SOCKET_EVENTS;
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
-export class FakeSocket implements SessionSocket {
+/**
+ * What a double of the socket must be: any part of Baileys' socket, each method it has checked
+ * against Baileys' signature, and of the event emitter the two methods the session calls.
+ */
+type SocketDouble = Omit<Partial<SessionSocket>, 'ev' | 'signalRepository'> & {
+  ev: Pick<SessionSocket['ev'], 'on' | 'removeAllListeners'>;
+  signalRepository: { lidMapping: Pick<SessionSocket['signalRepository']['lidMapping'], 'getPNForLID'> };
+};
+
+export class FakeSocket implements SocketDouble {
   private readonly emitter = new EventEmitter();
-  readonly ev: SessionSocket['ev'] = {
+  readonly ev: SocketDouble['ev'] = {
     on: <T extends EventName>(event: T, listener: (arg: BaileysEventMap[T]) => void) => void this.emitter.on(event, listener),
     removeAllListeners: <T extends EventName>(event: T) => void this.emitter.removeAllListeners(event),
   };
@@ -104,7 +116,7 @@ export class FakeSocket implements SessionSocket {
     this.emit('connection.update', { connection: 'open' });
   }
 
-  end(error: Error | undefined): void {
+  async end(error: Error | undefined): Promise<void> {
     this.endCalls.push(error);
   }
 
@@ -115,16 +127,13 @@ export class FakeSocket implements SessionSocket {
   /** What the session handed Baileys as `cachedGroupMetadata`. */
   cachedGroupMetadata: SocketOptions['cachedGroupMetadata'] | undefined;
 
-  async sendMessage(
-    jid: string,
-    content: AnyMessageContent,
-    options?: MiscMessageGenerationOptions,
-  ): Promise<proto.IWebMessageInfo | undefined> {
+  async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined> {
     this.sendCalls.push({ jid, content, ...(options !== undefined && { options }), at: Date.now() });
     // As Baileys' relay does: a group's participants come from cachedGroupMetadata, and only
     // when that has none, from a metadata query to WhatsApp.
     if (jid.endsWith('@g.us') && this.cachedGroupMetadata?.(jid) === undefined) await this.groupMetadata(jid);
-    return this.answerSend(jid, content);
+    // The tests' answers are WhatsApp's message info; Baileys types its answer with a key always set.
+    return (await this.answerSend(jid, content)) as WAMessage | undefined;
   }
 
   readonly chatModifyCalls: { modification: ChatModification; jid: string }[] = [];
@@ -203,22 +212,27 @@ export class FakeSocket implements SessionSocket {
   async groupParticipantsUpdate(
     jid: string,
     participants: string[],
-    action: 'add' | 'remove' | 'promote' | 'demote',
-  ): Promise<Array<{ status: string; jid?: string }>> {
+    action: ParticipantAction,
+  ): Promise<Array<{ status: string; jid: string | undefined; content: BinaryNode }>> {
     const metadata = this.groupCall('participants', jid);
     return participants.map((participant) => {
-      const index = metadata.participants.findIndex((each) => each.id === participant || each.phoneNumber === participant);
-      if (action === 'add') {
-        if (index >= 0) return { status: '409', jid: participant };
-        if (participant.split('@')[0]!.endsWith('403')) return { status: '403', jid: participant };
-        metadata.participants.push({ id: participant, admin: null });
-        return { status: '200', jid: participant };
-      }
-      if (index < 0) return { status: '404', jid: participant };
-      if (action === 'remove') metadata.participants.splice(index, 1);
-      else metadata.participants[index] = { ...metadata.participants[index]!, admin: action === 'promote' ? 'admin' : null };
-      return { status: '200', jid: participant };
+      const status = this.changeParticipant(metadata, participant, action);
+      return { status, jid: participant, content: { tag: 'participant', attrs: { jid: participant, error: status } } };
     });
+  }
+
+  private changeParticipant(metadata: GroupMetadata, participant: string, action: ParticipantAction): string {
+    const index = metadata.participants.findIndex((each) => each.id === participant || each.phoneNumber === participant);
+    if (action === 'add') {
+      if (index >= 0) return '409';
+      if (participant.split('@')[0]!.endsWith('403')) return '403';
+      metadata.participants.push({ id: participant, admin: null });
+      return '200';
+    }
+    if (index < 0) return '404';
+    if (action === 'remove') metadata.participants.splice(index, 1);
+    else metadata.participants[index] = { ...metadata.participants[index]!, admin: action === 'promote' ? 'admin' : null };
+    return '200';
   }
 
   async groupUpdateSubject(jid: string, subject: string): Promise<void> {
@@ -254,7 +268,7 @@ export class FakeSocket implements SessionSocket {
   };
   timelockFetches = 0;
 
-  async fetchAccountReachoutTimelock(): Promise<unknown> {
+  async fetchAccountReachoutTimelock(): Promise<ReachoutTimelockState> {
     this.timelockFetches += 1;
     const answer = { ...this.reachoutTimelock };
     this.emit('connection.update', { reachoutTimeLock: answer });
@@ -354,7 +368,8 @@ export class RecordingSocketFactory {
     this.prepare(socket, this.sockets.length);
     this.sockets.push(socket);
     this.options.push(options);
-    return socket;
+    // The double has the part of Baileys' socket the session uses; a method it lacks fails the test loudly.
+    return socket as unknown as SessionSocket;
   };
 
   get latest(): FakeSocket {

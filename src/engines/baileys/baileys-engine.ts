@@ -259,7 +259,7 @@ export class BaileysEngine implements Engine {
     const [pictureUrl, status, business] = await Promise.all([
       socket.profilePictureUrl(jid, 'image').catch(hiddenOrNone),
       socket.fetchStatus(jid).catch(hiddenOrNone),
-      socket.getBusinessProfile(jid).catch(hiddenOrNone),
+      socket.getBusinessProfile(jid).then((profile) => profile ?? undefined, hiddenOrNone),
     ]);
     const { about, setAt } = aboutOf(status);
     return { about, aboutSetAt: setAt, picture: pictureUrl ? pictureAt(pictureUrl) : null, business: businessOf(business) };
