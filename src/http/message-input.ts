@@ -7,49 +7,19 @@ import { isLid } from '../domain/identities.ts';
 import { presentReferral, referralFromJson, type AdReferral } from '../domain/referral.ts';
 import { presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
 import { assertOneContentKind, parseStructuredInput } from './structured-input.ts';
-import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
+import { assertMediaType, isMediaKind, mediaKinds, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
 import { isGroupId, MAX_MENTIONS, parseGroupId } from '../domain/groups.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
-import type { SendSchedule } from '../messaging/governor/send-governor.ts';
-
-export interface MessageInput {
-  fromPhone: E164;
-  toPhone: E164;
-  text: string;
-  media?: MediaInput;
-  /** A place, cards or a poll instead of a text; or, beside a file, that it is view-once. */
-  structured?: StructuredContent;
-  /** A text's link preview: fetched by the gateway, or given by the caller. */
-  linkPreview?: LinkPreviewAsk;
-  /** The message_id of the message this one answers. */
-  replyTo?: string;
-}
-
-/** What a send names as its recipient: a phone, or a group with the members it mentions. */
-export type SendInput = Omit<MessageInput, 'toPhone'> &
-  (
-    | { toPhone: E164; toGroup?: undefined; toLid?: undefined }
-    /** A person by LID (`to_phone: "…@lid"`): sent to the phone from_phone's map knows for it. */
-    | { toLid: string; toPhone?: undefined; toGroup?: undefined }
-    | { toGroup: string; mentions: E164[]; toPhone?: undefined; toLid?: undefined }
-  ) &
-  SendTiming;
-
-/** When a send should leave and until when it may wait, and whether its answer waits for it. */
-interface SendTiming {
-  schedule?: SendSchedule;
-  wait?: boolean;
-}
-
-/** A request's file: an upload by id or the bytes themselves, with the caller's claims. */
-export interface MediaInput extends MediaClaims {
-  id?: string;
-  data?: Buffer;
-  url?: string;
-  fileName?: string;
-}
+import {
+  assertViewOnceKind,
+  firstLink,
+  type MediaInput,
+  type MessageInput,
+  type SendInput,
+  type SendTiming,
+} from '../messaging/send-input.ts';
 
 /** /send_message's body, after the schema's type check: a message to a phone or to a group. */
 export function parseSendInput(body: MessageRequestBody, maxMessageLength: number): SendInput {
@@ -138,16 +108,6 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
   return { fromPhone, toPhone, text, media, ...(body.view_once === true && { structured: { viewOnce: true } }), ...replyTo };
 }
 
-/** Only a photo, a video or a voice note can be opened once; WhatsApp has no view-once for the rest. */
-export function assertViewOnceKind(kind: MediaKind): void {
-  if (VIEW_ONCE_KINDS.includes(kind)) return;
-  throw new AppError('invalid_request', `view_once is for an image, a video or a voice note; this file is sent as ${kind}.`, {
-    field: 'view_once',
-    problem: 'not_allowed',
-  });
-}
-
-const VIEW_ONCE_KINDS: readonly MediaKind[] = ['image', 'video', 'voice'];
 const PREVIEW_TITLE_MAX = 300;
 const PREVIEW_DESCRIPTION_MAX = 1_000;
 
@@ -190,11 +150,6 @@ function parseLinkPreview(raw: MessageRequestBody['link_preview'], text: string)
     description: raw.description ?? null,
     ...(raw.thumbnail_media_id !== undefined && { thumbnailMediaId: raw.thumbnail_media_id }),
   };
-}
-
-/** The first http(s) link of a text, as WhatsApp's apps find the one to preview. */
-export function firstLink(text: string): string | undefined {
-  return /https?:\/\/[^\s<>"]+[^\s<>".,;:!?)\]'}]/i.exec(text)?.[0];
 }
 
 /** A message id, or the 400 any unknown id gets (the chat is checked where the number is known). */

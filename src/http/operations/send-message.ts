@@ -1,5 +1,6 @@
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
-import { parseSendInput, type SendInput } from '../message-input.ts';
+import { parseSendInput } from '../message-input.ts';
+import type { SendInput } from '../../messaging/send-input.ts';
 import {
   idempotencyKeyHeadersSchema,
   idempotentReplayedHeaderSchema,
@@ -9,7 +10,8 @@ import {
 } from '../schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
 import { defineSessionOperation } from './operation.ts';
-import { answerKnownKey, asAnswer, sendHere, toKnownPhone } from './sending.ts';
+import { answerKnownKey, sendHere, toKnownPhone } from '../../messaging/send-use-case.ts';
+import { asAnswer, sendParts } from './sending.ts';
 
 export const sendMessage = defineSessionOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, [
   'sender',
@@ -88,12 +90,17 @@ export const sendMessage = defineSessionOperation({ body: messageRequestSchema, 
   // A replay, a reused key or a request in progress is answered here, without the owner.
   answerWithoutOwner: async ({ command, number }, services) => {
     if (command.idempotencyKey === undefined) return undefined;
-    const known = await answerKnownKey(services, number, await toKnownPhone(services, number, command.input), command.idempotencyKey);
+    const known = await answerKnownKey(
+      sendParts(services),
+      number,
+      await toKnownPhone(services, number, command.input),
+      command.idempotencyKey,
+    );
     return known === undefined ? undefined : asAnswer(known);
   },
   handle: async ({ scope, command, number, preferWaitSeconds }, services) => {
     const input = await toKnownPhone(services, number, command.input, true);
-    return asAnswer(await sendHere(services, scope, number, input, command.idempotencyKey, preferWaitSeconds));
+    return asAnswer(await sendHere(sendParts(services), scope, number, input, command.idempotencyKey, preferWaitSeconds));
   },
 });
 

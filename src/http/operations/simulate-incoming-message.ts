@@ -2,7 +2,8 @@ import { parseSandboxReceiveInput, presentMessage } from '../message-input.ts';
 import { receivedMessageResponseSchema, sandboxReceiveRequestSchema } from '../schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
-import { addressesOf, resolveMedia } from './sending.ts';
+import { resolveMedia } from '../../messaging/send-use-case.ts';
+import { addressesOf } from './sending.ts';
 
 export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveRequestSchema }, [
   'sandboxInbox',
