@@ -1,5 +1,8 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
+import { DispatchedNumberControl } from './http/operations/number-control.ts';
+import { OwnerDispatch } from './http/operations/owner-dispatch.ts';
+import { operationServices } from './http/operations/services.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
 import { Scheduler } from './jobs/scheduler.ts';
 import { SystemStatusService } from './observability/system-status.ts';
@@ -20,6 +23,12 @@ export type { GatewayBoundaries } from './wiring/sessions.ts';
  * handed (src/ports/gateway-services.ts), and the closing that only the root's owner may call.
  */
 export interface Gateway extends GatewayServices {
+  /**
+   * Runs an operation on the node that serves its number, here or forwarded through the one
+   * dispatch route: the public API's, and the number control of the console, the CLI and the
+   * operator API (ADR 0027, 0059, 0064).
+   */
+  dispatch: OwnerDispatch;
   /** Flushes pending commits and closes the database. Sessions must be stopped first. */
   close(): Promise<void>;
 }
@@ -55,6 +64,12 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const messaging = buildMessaging({ config, storage, webhooks, media, sessions, numbers: accounts.numbers, logger });
   sessions.engineEvents.connect(messaging.engineEventRouting);
   const cluster = buildCluster({ config, keys, storage, webhooks, media, sessions, messaging, accounts, scheduler, logger });
+  // The owner dispatch is the root's, not the HTTP app's: the CLI, which has no HTTP app, pauses,
+  // resumes and restarts numbers through it too.
+  const dispatch = new OwnerDispatch(
+    { ...sessions, ...accounts, ...cluster },
+    operationServices({ config, ...webhooks, ...media, ...sessions, ...accounts, ...messaging }),
+  );
   const startedAt = new Date();
   return {
     config,
@@ -66,6 +81,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     ...accounts,
     ...messaging,
     ...cluster,
+    dispatch,
+    numberControl: new DispatchedNumberControl(dispatch),
     system: new SystemStatusService(storage.store, config, startedAt),
     scheduler,
     clusterKey: keys.clusterKey,

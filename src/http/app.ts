@@ -16,6 +16,7 @@ import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
+import { numberControlOperations } from './operations/number-control.ts';
 import { registerOperatorOperations } from './operator-api/operator-operation.ts';
 import { operatorOperations } from './operator-api/catalogue.ts';
 import { documentAdditions, finishDocument, registerSharedSchemas } from './openapi-components.ts';
@@ -32,15 +33,19 @@ import { namedScope } from '../web/named-scope.ts';
 type Services = OperationRegistryServices &
   Pick<
     GatewayServices,
+    | 'accounts'
     | 'apiKeys'
     | 'audit'
     | 'clusterKey'
+    | 'config'
     | 'keeper'
-    | 'linking'
     | 'logger'
+    | 'media'
+    | 'mediaLinks'
     | 'metrics'
+    | 'numberControl'
+    | 'numbers'
     | 'operatorTokens'
-    | 'routedLinking'
     | 'scheduler'
     | 'store'
     | 'team'
@@ -177,10 +182,10 @@ export async function buildApi(gateway: Services): Promise<FastifyInstance> {
 
   registerHealthRoute(app, gateway.store, gateway.writeFailures);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
-  const dispatch = await registerOperations(app, gateway, publicOperations);
+  await registerOperations(app, gateway, publicOperations);
   await registerOperatorOperations(app, gateway, operatorOperations);
   await registerMediaRoutes(app, gateway);
-  registerInternalRoutes(app, gateway, publicOperations, dispatch);
+  registerInternalRoutes(app, gateway, [...publicOperations, ...numberControlOperations]);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

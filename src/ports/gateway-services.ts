@@ -9,6 +9,7 @@ import type { MessagingParts } from '../wiring/messaging.ts';
 import type { SessionParts } from '../wiring/sessions.ts';
 import type { StorageParts } from '../wiring/storage.ts';
 import type { WebhookParts } from '../wiring/webhooks.ts';
+import type { NumberControl } from './number-control.ts';
 
 /**
  * Every service the composition root (src/main.ts) hands to the edges: the parts each module's
@@ -35,4 +36,6 @@ export interface GatewayServices
   /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
   dashboardSigningKey: Buffer;
   startedAt: Date;
+  /** Linking, restart, logout, pause, resume and clearing the queue of a number, on its owner. */
+  numberControl: NumberControl;
 }

@@ -4,9 +4,6 @@ import { KeyRevocationListener } from '../cluster/key-revocations.ts';
 import { NodeClient } from '../cluster/node-client.ts';
 import { NodeRuntime } from '../cluster/node-runtime.ts';
 import { OwnerRouter } from '../cluster/owner-router.ts';
-import { RoutedLinking } from '../cluster/routed-linking.ts';
-import { RoutedPauses } from '../cluster/routed-pauses.ts';
-import { RoutedSendQueues } from '../cluster/routed-send-queues.ts';
 import { registerSweeps } from '../cluster/sweeps.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import type { AccountParts } from './accounts.ts';
@@ -22,12 +19,6 @@ export interface ClusterParts {
   nodeClient: NodeClient;
   /** Runs a request for a number on the node that serves it (forwarding when that is another). */
   router: OwnerRouter;
-  /** The console's linking and restarts, served by the number's owner from any node. */
-  routedLinking: RoutedLinking;
-  /** Pause and resume from the dashboard and the CLI, made on the number's owner. */
-  routedPauses: RoutedPauses;
-  /** Clearing a number's send queue from the dashboard, made on the number's owner. */
-  routedSendQueues: RoutedSendQueues;
   /** Starts and stops the node's background work: leases and sessions, deliveries, sweeps. */
   runtime: NodeRuntime;
 }
@@ -94,9 +85,6 @@ export function buildCluster({
   return {
     nodeClient,
     router,
-    routedLinking: new RoutedLinking(messaging.linking, supervisor, router, nodeClient),
-    routedPauses: new RoutedPauses(sessions.pauses, router, nodeClient),
-    routedSendQueues: new RoutedSendQueues(messaging.sendQueues, router, nodeClient),
     runtime,
   };
 }

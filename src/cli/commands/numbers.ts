@@ -42,7 +42,7 @@ export function registerNumberCommands(program: Command): void {
     .action(async (phoneOrId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
-        await gateway.routedLinking.restart(found);
+        await gateway.numberControl.restart(operator, found);
         output.print({ id: found.id, phone: found.phone, restarted: true }, `Restarted the session of ${found.phone}.`);
       });
     });
@@ -56,7 +56,7 @@ export function registerNumberCommands(program: Command): void {
     .action(async (phoneOrId: string, options: { reason?: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
-        await onItsOwner(gateway, found.id, () => gateway.routedPauses.pause(found, options.reason?.trim() || null));
+        await onItsOwner(gateway, found.id, () => gateway.numberControl.pause(operator, found, options.reason?.trim() || null));
         output.print(
           { id: found.id, phone: found.phone, paused: true },
           `Paused ${found.phone}; resume it with wagw number resume ${found.phone}.`,
@@ -70,7 +70,7 @@ export function registerNumberCommands(program: Command): void {
     .action(async (phoneOrId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
-        await onItsOwner(gateway, found.id, () => gateway.routedPauses.resume(found));
+        await onItsOwner(gateway, found.id, () => gateway.numberControl.resume(operator, found));
         output.print({ id: found.id, phone: found.phone, paused: false }, `${found.phone} sends again.`);
       });
     });

@@ -1,9 +1,10 @@
 import type { WhatsAppNumber } from '../../domain/model.ts';
+import type { OperatorScope } from '../../domain/tenant-scope.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { LinkAttempt, LinkMethod } from '../../messaging/number-linking.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'routedLinking' | 'supervisor'>;
+type Services = Pick<GatewayServices, 'numberControl' | 'supervisor'>;
 
 /** What the console's link panel shows, and what its poll answers, for one number. */
 export interface LinkPanelView {
@@ -34,10 +35,10 @@ export interface LinkStateView {
  * cluster it lives on the node serving the number, and this node asks it. If that node cannot be
  * asked, the panel shows no attempt; the page's poll of link.json picks it up.
  */
-export async function presentLinkPanel(gateway: Services, number: WhatsAppNumber): Promise<LinkPanelView> {
+export async function presentLinkPanel(gateway: Services, operator: OperatorScope, number: WhatsAppNumber): Promise<LinkPanelView> {
   const base = `/operator/numbers/${encodeURIComponent(number.id)}`;
   const links = gateway.supervisor.links(number);
-  const attempt = links ? await gateway.routedLinking.current(number).catch(() => undefined) : undefined;
+  const attempt = links ? await gateway.numberControl.current(operator, number).catch(() => undefined) : undefined;
   return {
     numberId: number.id,
     links,

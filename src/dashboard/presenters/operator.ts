@@ -8,7 +8,7 @@ import { presentLinkPanel, type LinkPanelView } from './number-linking.ts';
 import { withinAccount, type OperatorScope } from '../../domain/tenant-scope.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system'>;
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system'>;
 
 /** A value and the words a select shows for it. */
 
@@ -204,7 +204,10 @@ export async function presentOperatorNumber(
   const account = await gateway.accounts.getAccount(number.accountId);
   const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId);
   const emails = new Map(holder === undefined ? [] : [[holder.id, holder.email]]);
-  return { number: toOperatorNumber(gateway, number, accountsById([account]), emails), panel: await presentLinkPanel(gateway, number) };
+  return {
+    number: toOperatorNumber(gateway, number, accountsById([account]), emails),
+    panel: await presentLinkPanel(gateway, operator, number),
+  };
 }
 
 function toOperatorNumber(

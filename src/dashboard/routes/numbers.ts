@@ -15,7 +15,7 @@ import { namedScope } from '../../web/named-scope.ts';
 /** What this module uses of the gateway's services (docs/adr/0061). */
 type Services = Pick<
   GatewayServices,
-  'accounts' | 'groups' | 'media' | 'numbers' | 'pauses' | 'routedPauses' | 'routedSendQueues' | 'sandboxInbox' | 'sendQueues'
+  'accounts' | 'groups' | 'media' | 'numbers' | 'pauses' | 'numberControl' | 'sandboxInbox' | 'sendQueues'
 >;
 
 /** The simulate form's largest file: WhatsApp's limit for photos, video and sound. */
@@ -31,7 +31,7 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Services): 
   // The number's owner ends the pause (forwarded there when it runs on another node).
   app.post<{ Params: { id: string } }>('/numbers/:id/resume', { preHandler: requireManager }, async (request, reply) => {
     const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
-    await gateway.routedPauses.resume(number);
+    await gateway.numberControl.resume(accountOf(request).scope, number);
     return redirectWithNotice(reply, '/numbers', 'number_resumed');
   });
 
@@ -51,7 +51,7 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Services): 
   // Clearing cancels on the number's owner (forwarded there when it runs on another node).
   app.post<{ Params: { id: string } }>('/numbers/:id/clear_queue', { preHandler: requireManager }, async (request, reply) => {
     const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
-    await gateway.routedSendQueues.clear(number);
+    await gateway.numberControl.clearQueue(accountOf(request).scope, number);
     return redirectWithNotice(reply, '/numbers', 'queue_cleared');
   });
 

@@ -9,7 +9,7 @@ import { OperatorAccountPage, type AccountForm, type OperatorAccountState } from
 import { OperatorAccountsPage, type CreateAccountForm } from '../views/operator-accounts-page.tsx';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system'>;
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system'>;
 
 interface AccountParams {
   accountId: string;

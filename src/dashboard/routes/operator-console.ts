@@ -21,7 +21,7 @@ export type OperatorConsoleServices = Pick<
   | 'nodeClient'
   | 'numbers'
   | 'operatorTokens'
-  | 'routedLinking'
+  | 'numberControl'
   | 'scheduler'
   | 'store'
   | 'supervisor'

@@ -10,7 +10,7 @@ import { presentLinkState } from '../presenters/number-linking.ts';
 import type { NumberParams } from './operator-numbers.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'numbers' | 'routedLinking'>;
+type Services = Pick<GatewayServices, 'numbers' | 'numberControl'>;
 
 type NumberRequest = FastifyRequest<{ Params: NumberParams }>;
 type RenderNumber = (request: NumberRequest, reply: FastifyReply, error?: AppError) => Promise<FastifyReply>;
@@ -29,7 +29,7 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Services, rend
     const method = formText(request.body, 'method') as LinkMethod;
     const result = await attempt(async () => {
       if (!LINK_METHODS.includes(method)) throw new AppError('invalid_argument', 'Choose to link with a QR code or with a pairing code.');
-      return gateway.routedLinking.start(number, method);
+      return gateway.numberControl.start(operatorScopeOf(request), number, method);
     });
     if (!result.ok) return renderNumber(request, reply, result.error);
     return redirectWithNotice(reply, `${numberPage(number)}#link-panel`, 'link_started');
@@ -37,13 +37,13 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Services, rend
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link/cancel', async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    await gateway.routedLinking.cancel(number);
+    await gateway.numberControl.cancel(operatorScopeOf(request), number);
     return redirectWithNotice(reply, numberPage(number), 'link_cancelled');
   });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/restart', async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    const result = await attempt(() => gateway.routedLinking.restart(number));
+    const result = await attempt(() => gateway.numberControl.restart(operatorScopeOf(request), number));
     if (!result.ok) return renderNumber(request, reply, result.error);
     return redirectWithNotice(reply, numberPage(number), 'session_restarted');
   });
@@ -55,7 +55,7 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Services, rend
     { config: { passiveSession: true } },
     async (request, reply) => {
       const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-      const current = await gateway.routedLinking.current(number);
+      const current = await gateway.numberControl.current(operatorScopeOf(request), number);
       void reply.header('cache-control', 'no-store');
       return { number_status: number.status, attempt: current === undefined ? null : presentLinkState(current) };
     },
@@ -66,7 +66,7 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Services, rend
     { config: { passiveSession: true } },
     async (request, reply) => {
       const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-      const qr = (await gateway.routedLinking.current(number))?.qr ?? null;
+      const qr = (await gateway.numberControl.current(operatorScopeOf(request), number))?.qr ?? null;
       if (qr === null) throw new AppError('not_found', 'There is no QR code to show: start linking first, or the attempt has ended.');
       const svg = await QRCode.toString(qr, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
       // The QR grants access to the WhatsApp account while it is valid, so no cache may keep it.

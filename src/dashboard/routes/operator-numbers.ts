@@ -9,7 +9,7 @@ import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbe
 import { registerLinkRoutes } from './operator-number-link.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system'>;
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system'>;
 
 export interface NumberParams {
   numberId: string;

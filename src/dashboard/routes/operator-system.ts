@@ -5,7 +5,7 @@ import { presentSystem } from '../presenters/operator.ts';
 import { OperatorSystemPage } from '../views/operator-system-page.tsx';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system'>;
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system'>;
 
 /** `/operator/system`: version, uptime, database and row counts of this gateway. */
 export function registerOperatorSystemRoutes(app: FastifyInstance, gateway: Services): void {

@@ -8,7 +8,7 @@ import { presentOperatorUsers } from '../presenters/operator.ts';
 import { NO_ACCOUNT, OperatorUsersPage, type CreateUserForm, type OperatorUsersState } from '../views/operator-users-page.tsx';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system' | 'team'>;
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system' | 'team'>;
 
 interface UserParams {
   userId: string;

@@ -136,6 +136,16 @@ type SessionOperation<Schemas extends RequestSchemas, Uses extends keyof Operati
 export type AnyOperation = Operation<RequestSchemas, keyof OperationServices, unknown>;
 
 /**
+ * What the owner dispatch reads of an operation: how to read, check and route a request, and the
+ * work. A public operation is one; so is a number-control operation (number-control.ts), which
+ * has no path of its own and is reached only through the dispatch.
+ */
+export type DispatchedOperation = Pick<
+  AnyOperation,
+  'operationId' | 'uses' | 'command' | 'check' | 'owner' | 'answerWithoutOwner' | 'handle'
+>;
+
+/**
  * Declares an operation in two steps: first its request's schemas and the services it uses, then
  * the rest. The handler's input types are made from the schemas (json-schema-to-ts's FromSchema)
  * once the first step has fixed them, so that the second is typed without inference, which

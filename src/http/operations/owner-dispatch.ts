@@ -3,7 +3,7 @@ import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-clien
 import { AppError, phoneNotOwned, httpStatusFor } from '../../domain/errors.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import { SYSTEM_ACTOR, type AuditActor } from '../../domain/audit.ts';
-import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
+import type { Answer, DispatchedOperation, OperationInput, RequestSchemas } from './operation.ts';
 import { pickServices, type OperationServices } from './services.ts';
 
 /** The one internal route every operation is handed to its number's owner through. */
@@ -35,7 +35,7 @@ export class OwnerDispatch {
     private readonly services: OperationServices,
   ) {}
 
-  async run(operation: AnyOperation, request: OperationInput<RequestSchemas>): Promise<Answer> {
+  async run(operation: DispatchedOperation, request: OperationInput<RequestSchemas>): Promise<Answer> {
     const services = pickServices(this.services, operation.uses);
     const input = { ...request, command: operation.command?.(request, services) };
     await operation.check?.(input, services);
@@ -63,7 +63,7 @@ export class OwnerDispatch {
    * runs it. A node that no longer serves the number (it is handing it over, or has) runs nothing
    * and answers `number_moved`, on which the first node looks for the owner again.
    */
-  async runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
+  async runForwarded(operation: DispatchedOperation, forwarded: ForwardedOperation): Promise<Answer> {
     const request: OperationInput<RequestSchemas> = {
       scope: accountScope(forwarded.account_id),
       actor: forwarded.actor ?? SYSTEM_ACTOR,

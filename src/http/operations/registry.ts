@@ -4,44 +4,15 @@ import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { apiKeyAuthHook, documentedScope, keyActor, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponsesFor } from './error-responses.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
-import { OwnerDispatch } from './owner-dispatch.ts';
-import { operationServices } from './services.ts';
+import type { OwnerDispatch } from './owner-dispatch.ts';
 import { namedScope } from '../../web/named-scope.ts';
 import { MAX_PREFER_WAIT_SECONDS } from '../schemas.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061); the app hands it these. */
-export type OperationRegistryServices = Pick<
-  GatewayServices,
-  | 'accounts'
-  | 'authenticator'
-  | 'chats'
-  | 'config'
-  | 'contacts'
-  | 'governor'
-  | 'groups'
-  | 'history'
-  | 'idempotentSender'
-  | 'identities'
-  | 'linkPreviews'
-  | 'media'
-  | 'mediaLinks'
-  | 'messageActions'
-  | 'nodeClient'
-  | 'numberChecks'
-  | 'numbers'
-  | 'pauses'
-  | 'polls'
-  | 'presence'
-  | 'profiles'
-  | 'router'
-  | 'sandboxInbox'
-  | 'sendBacklog'
-  | 'sendQueues'
-  | 'sender'
-  | 'supervisor'
-  | 'typing'
-  | 'webhooks'
->;
+export type OperationRegistryServices = Pick<GatewayServices, 'authenticator'> & {
+  /** The composition root's dispatch (src/main.ts), which the CLI uses too. */
+  dispatch: OwnerDispatch;
+};
 
 /** Every endpoint is served at its path and again under /api, which older clients use. */
 export const API_PREFIXES = ['', '/api'] as const;
@@ -56,8 +27,8 @@ export async function registerOperations(
   app: FastifyInstance,
   gateway: OperationRegistryServices,
   operations: readonly AnyOperation[],
-): Promise<OwnerDispatch> {
-  const dispatch = new OwnerDispatch(gateway, operationServices(gateway));
+): Promise<void> {
+  const { dispatch } = gateway;
   for (const prefix of API_PREFIXES) {
     await app.register(
       namedScope(`operations at '${prefix}/'`, async (scope) => {
@@ -69,7 +40,6 @@ export async function registerOperations(
       { prefix },
     );
   }
-  return dispatch;
 }
 
 function routeOf(operation: AnyOperation, prefix: string, onRequest: ReturnType<typeof apiKeyAuthHook>, dispatch: OwnerDispatch) {

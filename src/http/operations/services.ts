@@ -26,6 +26,8 @@ const GATEWAY_SERVICES = [
   'accounts',
   'linkPreviews',
   'webhooks',
+  'linking',
+  'supervisor',
 ] as const satisfies readonly (keyof GatewayServices)[];
 
 type GatewayService = (typeof GATEWAY_SERVICES)[number];

@@ -10,12 +10,12 @@ import { ok } from '../operations/operation.ts';
 import { defineOperatorOperation } from './operator-operation.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'numbers' | 'routedLinking' | 'store'>;
+type Services = Pick<GatewayServices, 'numbers' | 'numberControl' | 'store'>;
 
 // A number's WhatsApp session over the operator API (docs/operator-api.md, ADR 0064): link it by
 // QR or pairing code, read where it stands, restart it, log it out. Each runs on the node that
-// serves the number, from any node (cluster/routed-linking.ts), as the console's buttons do; each
-// change is an audit row naming the token.
+// serves the number, from any node, through the owner dispatch (operations/number-control.ts), as
+// the console's buttons do; each change is an audit row naming the token.
 
 /** The longest a read of the session waits for a new QR or the attempt's end. */
 const MAX_WAIT_SECONDS = 50;
@@ -89,7 +89,7 @@ async function presentSession(gateway: Services, scope: OperatorScope, number: W
     engine: current.engine,
     status: current.status,
     status_reason: current.statusReason,
-    link: await presentLink(attempt ?? (await gateway.routedLinking.current(current))),
+    link: await presentLink(attempt ?? (await gateway.numberControl.current(scope, current))),
   };
 }
 
@@ -143,13 +143,13 @@ const getSession = defineOperatorOperation({
   errors: SESSION_ERRORS,
   handle: async ({ scope, params, query }, gateway) => {
     const number = await gateway.numbers.findNumber(scope, params.id);
-    let attempt = await gateway.routedLinking.current(number);
+    let attempt = await gateway.numberControl.current(scope, number);
     if (query.qr_version_after !== undefined) {
       const deadline = Date.now() + (query.wait_seconds ?? 25) * 1000;
       const after = query.qr_version_after;
       while (attempt?.active === true && attempt.qrVersion <= after && Date.now() + WAIT_POLL_MS <= deadline) {
         await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-        attempt = await gateway.routedLinking.current(number);
+        attempt = await gateway.numberControl.current(scope, number);
       }
     }
     return ok(await presentSession(gateway, scope, number, attempt));
@@ -184,7 +184,7 @@ const startLink = defineOperatorOperation({
   handle: async ({ scope, params, body, actor }, gateway) => {
     const number = await gateway.numbers.findNumber(scope, params.id);
     // A sandbox number links too, as a rehearsal (ADR 0064); the console and the CLI refuse it.
-    const attempt = await gateway.routedLinking.start(number, body.method, true).catch(refusedBySession);
+    const attempt = await gateway.numberControl.start(scope, number, body.method, true).catch(refusedBySession);
     await audit(gateway, actor, 'number.link_started', number, { method: body.method });
     return ok(await presentSession(gateway, scope, number, attempt));
   },
@@ -197,7 +197,7 @@ function sessionAction(options: {
   summary: string;
   description: string;
   action: AuditAction;
-  run(gateway: Services, number: WhatsAppNumber): Promise<void>;
+  run(gateway: Services, scope: OperatorScope, number: WhatsAppNumber): Promise<void>;
 }) {
   return defineOperatorOperation({
     params: numberParams,
@@ -212,7 +212,7 @@ function sessionAction(options: {
     errors: [...SESSION_ERRORS, 'session_action_refused'],
     handle: async ({ scope, params, actor }, gateway) => {
       const number = await gateway.numbers.findNumber(scope, params.id);
-      await options.run(gateway, number).catch(refusedBySession);
+      await options.run(gateway, scope, number).catch(refusedBySession);
       await audit(gateway, actor, options.action, number);
       return ok(await presentSession(gateway, scope, number));
     },
@@ -225,7 +225,7 @@ const cancelLink = sessionAction({
   summary: 'Cancel linking',
   description: 'Ends the attempt under way, if any; the session stays off WhatsApp until it is linked or restarted.',
   action: 'number.link_cancelled',
-  run: (gateway, number) => gateway.routedLinking.cancel(number),
+  run: (gateway, scope, number) => gateway.numberControl.cancel(scope, number),
 });
 
 const restartSession = sessionAction({
@@ -236,7 +236,7 @@ const restartSession = sessionAction({
     'Ends the session and starts it again, as `wagw number restart` does: for a session that failed, is in conflict with another ' +
     'device, or waits out a backoff. Any other status is refused (409 session_action_refused): a logged-out number is linked instead.',
   action: 'number.restarted',
-  run: (gateway, number) => gateway.routedLinking.restart(number),
+  run: (gateway, scope, number) => gateway.numberControl.restart(scope, number),
 });
 
 const logoutSession = sessionAction({
@@ -247,7 +247,7 @@ const logoutSession = sessionAction({
     'Unlinks the phone, as "Log out" on it does: the session ends as logged_out (a session.status event says so), its keys are ' +
     'forgotten, and sends are refused until it is linked again.',
   action: 'number.logged_out',
-  run: (gateway, number) => gateway.routedLinking.logout(number),
+  run: (gateway, scope, number) => gateway.numberControl.logout(scope, number),
 });
 
 export const numberSessionOperations = [getSession, startLink, cancelLink, restartSession, logoutSession];

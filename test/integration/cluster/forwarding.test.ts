@@ -152,19 +152,20 @@ describe('a request for a number served by another node (postgres)', { skip: !di
   });
 
   it('answers every internal route as an unknown path to a caller without the cluster key', async () => {
-    const number = { id: seededNumberId };
     for (const route of [
       '/internal/operations/sendMessage',
       '/internal/operations/sendReaction',
       '/internal/operations/showTyping',
       '/internal/operations/checkNumbers',
       '/internal/operations/listGroups',
-      `/internal/numbers/${number.id}/restart`,
-      `/internal/numbers/${number.id}/logout`,
-      `/internal/numbers/${number.id}/link`,
-      `/internal/numbers/${number.id}/link/state`,
-      `/internal/numbers/${number.id}/link/cancel`,
-      `/internal/numbers/${number.id}/queue/clear`,
+      '/internal/operations/controlRestart',
+      '/internal/operations/controlLogout',
+      '/internal/operations/controlStartLink',
+      '/internal/operations/controlLinkState',
+      '/internal/operations/controlCancelLink',
+      '/internal/operations/pauseNumber',
+      '/internal/operations/resumeNumber',
+      '/internal/operations/clearNumberQueue',
     ]) {
       const response = await fetch(`${first.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(response.status, 404, route);
@@ -216,13 +217,13 @@ describe('a request for a number served by another node (postgres)', { skip: !di
       engine: 'baileys',
     });
     const { holder, asker } = await holderOf([first, second], number.id);
-    const started = await asker.gateway.routedLinking.start(number, 'qr');
+    const started = await asker.gateway.numberControl.start(operatorScope(), number, 'qr');
     assert.equal(started.numberId, number.id);
     assert.ok(holder.gateway.linking.current(number.id) !== undefined, 'the attempt lives on the owner');
     assert.equal(asker.gateway.linking.current(number.id), undefined, 'not on the node that was asked');
-    const seen = await asker.gateway.routedLinking.current(number);
+    const seen = await asker.gateway.numberControl.current(operatorScope(), number);
     assert.equal(seen?.numberId, number.id, 'and the asking node reads it from the owner');
-    await asker.gateway.routedLinking.cancel(number);
+    await asker.gateway.numberControl.cancel(operatorScope(), number);
     assert.equal(holder.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
   });
 
@@ -240,8 +241,23 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     const { message_id: queuedId } = (await queued.json()) as { message_id: string };
     // A client waiting on the owner for its message hears of the cancellation only if the owner made it.
     const heardOnOwner = holder.gateway.governor.waitForLeave(queuedId, 5_000);
-    assert.deepEqual(await asker.gateway.routedSendQueues.clear(number), { cancelled: 1, pending: 0 });
+    assert.deepEqual(await asker.gateway.numberControl.clearQueue(operatorScope(), number), { cancelled: 1, pending: 0 });
     assert.equal(await heardOnOwner, 'cancelled');
+  });
+
+  it('pauses and resumes a number on the node that owns it, and relays its refusals, whichever node the console asks', async () => {
+    const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone: uniquePhone() });
+    const { holder, asker } = await holderOf([first, second], number.id);
+    await asker.gateway.numberControl.pause(operatorScope(), number, 'by hand elsewhere');
+    assert.equal(holder.gateway.pauses.holdOf(number.id)?.reason, 'manual', 'the pause is held by the owner');
+    assert.equal(asker.gateway.pauses.holdOf(number.id), null, 'not by the node that was asked');
+    await asker.gateway.numberControl.resume(operatorScope(), number);
+    assert.equal(holder.gateway.pauses.holdOf(number.id), null, 'resumed on the owner');
+    // The owner's refusal comes back as the error it was there: a connected session is not restarted.
+    await assert.rejects(
+      asker.gateway.numberControl.restart(operatorScope(), number),
+      (error: Error & { code?: string }) => error.code === 'invalid_argument' && /is connected/.test(error.message),
+    );
   });
 
   it('answers 503 with Retry-After while the owner cannot be reached', async () => {

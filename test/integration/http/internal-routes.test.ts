@@ -22,16 +22,22 @@ for (const dialect of dialects) {
   describe(`internal routes look like unknown paths to anyone but the node they are signed for (${dialect})`, () => {
     let test: TestGateway;
     let numberId: string;
+    let accountId: string;
 
     before(async () => {
       test = await startTestGateway(dialect);
       const seeded = await seedAccount(test.gateway);
       numberId = (await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!)).id;
+      accountId = seeded.accountId;
     });
     after(() => test.close());
 
     const post = (url: string, payload: string, headers: Record<string, string> = {}) =>
       test.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload });
+    // A number-control operation as a console on another node hands it over: the number's linking attempt.
+    const path = '/internal/operations/controlLinkState';
+    const linkState = () =>
+      JSON.stringify({ account_id: accountId, params: { id: numberId }, query: {}, body: null, idempotency_key: null });
 
     it('an unsigned internal call is answered byte for byte as an unknown path, whatever its body', async () => {
       const internalPath = '/internal/operations/sendMessage';
@@ -45,30 +51,31 @@ for (const dialect of dialects) {
     });
 
     it('a call signed for this node is served, and the same call signed for another node is refused as an unknown path', async () => {
-      const path = `/internal/numbers/${numberId}/link/state`;
       const thisNode = test.gateway.keeper.nodeId;
-      const served = await post(path, '{}', signedCallHeaders(test.gateway.clusterKey, thisNode, 'POST', path, '{}'));
+      const served = await post(path, linkState(), signedCallHeaders(test.gateway.clusterKey, thisNode, 'POST', path, linkState()));
       assert.equal(served.statusCode, 200, served.body);
       assert.deepEqual(served.json(), { attempt: null });
 
-      const forAnother = await post(path, '{}', signedCallHeaders(test.gateway.clusterKey, 'node_another', 'POST', path, '{}'));
+      const forAnother = await post(
+        path,
+        linkState(),
+        signedCallHeaders(test.gateway.clusterKey, 'node_another', 'POST', path, linkState()),
+      );
       const unknown = await post('/internal/no-such-route', '{}');
       assert.deepEqual(visible(forAnother, path), visible(unknown, '/internal/no-such-route'));
     });
 
     it('a signed call whose body is not the one signed is refused as an unknown path', async () => {
-      const path = `/internal/numbers/${numberId}/link/state`;
-      const headers = signedCallHeaders(test.gateway.clusterKey, test.gateway.keeper.nodeId, 'POST', path, '{}');
-      const altered = await post(path, '{"method":"qr"}', headers);
+      const headers = signedCallHeaders(test.gateway.clusterKey, test.gateway.keeper.nodeId, 'POST', path, linkState());
+      const altered = await post(path, linkState().replace(numberId, 'num_other'), headers);
       assert.equal(altered.statusCode, 404);
       assert.equal(altered.json().error, 'not_found');
     });
 
     it('a signed call is served once: its replay is refused', async () => {
-      const path = `/internal/numbers/${numberId}/link/state`;
-      const headers = signedCallHeaders(test.gateway.clusterKey, test.gateway.keeper.nodeId, 'POST', path, '{}');
-      assert.equal((await post(path, '{}', headers)).statusCode, 200);
-      assert.equal((await post(path, '{}', headers)).statusCode, 404);
+      const headers = signedCallHeaders(test.gateway.clusterKey, test.gateway.keeper.nodeId, 'POST', path, linkState());
+      assert.equal((await post(path, linkState(), headers)).statusCode, 200);
+      assert.equal((await post(path, linkState(), headers)).statusCode, 404);
     });
   });
 }

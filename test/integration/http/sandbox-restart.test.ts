@@ -35,7 +35,7 @@ for (const dialect of dialects) {
       assert.equal((await send()).statusCode, 503);
       await intruder.close();
 
-      await test.gateway.routedLinking.restart(await stored());
+      await test.gateway.numberControl.restart(operatorScope(), await stored());
       assert.equal((await stored()).status, 'connected');
       const again = await send();
       assert.equal(again.statusCode, 200, again.body);
@@ -45,7 +45,7 @@ for (const dialect of dialects) {
       const seeded = await seedAccount(test.gateway);
       const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
       await assert.rejects(
-        test.gateway.routedLinking.restart(number),
+        test.gateway.numberControl.restart(operatorScope(), number),
         (error: Error & { code?: string }) => error.code === 'invalid_argument' && /is connected/.test(error.message),
       );
     });

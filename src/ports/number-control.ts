@@ -1,0 +1,22 @@
+import type { WhatsAppNumber } from '../domain/model.ts';
+import type { TenantScope } from '../domain/tenant-scope.ts';
+import type { LinkAttempt, LinkMethod } from '../messaging/number-linking.ts';
+
+/**
+ * A number's control for the console, the CLI and the operator API: each action runs on the node
+ * that serves the number, here or forwarded through the registry's one owner dispatch
+ * (src/http/operations/number-control.ts, ADR 0064). `scope` is the one the caller found the
+ * number in; the action is made in the number's account within it, and a refusal on the owner is
+ * thrown as the error it was there, with its code.
+ */
+export interface NumberControl {
+  start(scope: TenantScope, number: WhatsAppNumber, method: LinkMethod, rehearsal?: boolean): Promise<LinkAttempt>;
+  current(scope: TenantScope, number: WhatsAppNumber): Promise<LinkAttempt | undefined>;
+  cancel(scope: TenantScope, number: WhatsAppNumber): Promise<void>;
+  restart(scope: TenantScope, number: WhatsAppNumber): Promise<void>;
+  logout(scope: TenantScope, number: WhatsAppNumber): Promise<void>;
+  pause(scope: TenantScope, number: WhatsAppNumber, detail: string | null): Promise<void>;
+  resume(scope: TenantScope, number: WhatsAppNumber): Promise<void>;
+  /** Cancels every waiting message of the number; returns how many, and how many are still being settled. */
+  clearQueue(scope: TenantScope, number: WhatsAppNumber): Promise<{ cancelled: number; pending: number }>;
+}
