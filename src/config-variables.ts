@@ -123,6 +123,13 @@ export const VARIABLES = {
     meaning: 'real numbers: the least time between two sends from one number, as protection against bans; `0` is off',
   }),
   WAGW_BAILEYS_SEND_JITTER_MS: integer({ default: 0, min: 0, meaning: 'real numbers: up to this much more, at random, on top of the gap' }),
+  WAGW_NEW_CHAT_QUOTA_CHECK_MINUTES: integer({
+    default: 60,
+    min: 1,
+    max: 1_440,
+    meaning:
+      "real numbers: how often a connected session reads WhatsApp's cap on its new chats, besides on connecting, after a 475 and as WhatsApp pushes it ([send governor](docs/send-governor.md#whatsapps-cap-on-new-chats))",
+  }),
   WAGW_WA_WEB_VERSION: custom(parseWebVersion, {
     shown: "Baileys' built-in",
     meaning: 'the WhatsApp Web version to announce, e.g. `2.3000.1023223821`, for when WhatsApp refuses the built-in one',

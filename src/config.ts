@@ -165,6 +165,8 @@ export interface Config {
     sendJitterMs: number;
     /** The WhatsApp Web version to announce, when Baileys' built-in one is refused. */
     webVersion: [number, number, number] | undefined;
+    /** How often a connected session reads WhatsApp's cap on its new chats. */
+    newChatQuotaCheckMs: number;
   };
   cluster: ClusterConfig;
   /**
@@ -379,6 +381,7 @@ export function loadConfig(env: Environment = process.env): Config {
       sendGapMs: v.WAGW_BAILEYS_SEND_GAP_MS,
       sendJitterMs: v.WAGW_BAILEYS_SEND_JITTER_MS,
       webVersion: v.WAGW_WA_WEB_VERSION,
+      newChatQuotaCheckMs: v.WAGW_NEW_CHAT_QUOTA_CHECK_MINUTES * 60_000,
     },
     cluster: {
       nodeName: v.WAGW_NODE_NAME ?? os.hostname(),

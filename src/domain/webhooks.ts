@@ -3,6 +3,7 @@ import { presentPoll, presentStructured, type PollTally, type SharedPoll } from 
 import type { GroupChange } from './groups.ts';
 import type { CallStatus } from './calls.ts';
 import type { NumberPause, ResumeReason } from './number-pauses.ts';
+import type { NewChatQuotaState } from './new-chat-quota.ts';
 import type { ContactPresence } from './presence.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
@@ -17,6 +18,7 @@ export const webhookEventTypes = [
   'group.updated',
   'number.paused',
   'number.resumed',
+  'number.capped',
   'contact.identity',
   'call',
   'presence.update',
@@ -457,6 +459,23 @@ export function numberPausedPayload(phone: string, pause: NumberPause): EventPay
 
 export function numberResumedPayload(phone: string, reason: ResumeReason, at: Date): EventPayload {
   return { event: 'number.resumed', number: phone, reason, at: at.toISOString() };
+}
+
+/**
+ * WhatsApp capped the number's new chats (a send refused with 475, or its quota said so): first
+ * contacts wait until `until`, while replies to people who wrote to the number still go.
+ */
+export function numberCappedPayload(phone: string, state: NewChatQuotaState, detail: string, at: Date): EventPayload {
+  return {
+    event: 'number.capped',
+    number: phone,
+    since: at.toISOString(),
+    until: state.cappedUntil?.toISOString() ?? null,
+    total: state.total,
+    used: state.used,
+    cycle_ends_at: state.cycleEndsAt?.toISOString() ?? null,
+    detail,
+  };
 }
 
 export function testEventPayload(at: Date): EventPayload {

@@ -8,6 +8,7 @@ import type { IdentitySource } from '../domain/identities.ts';
 import type { CallStatus } from '../domain/calls.ts';
 import type { ContactPresence } from '../domain/presence.ts';
 import type { CallRef, IncomingMedia, MessageAction } from './engine.ts';
+import type { NewChatQuota } from '../domain/new-chat-quota.ts';
 
 // What an engine reports to the gateway as it happens (EngineEvents): messages, actions, receipts,
 // statuses, restrictions, calls, presence and the identities it learns. The calls the gateway
@@ -163,6 +164,18 @@ export interface RestrictionLiftedEvent {
 }
 
 /**
+ * News of the number's cap on new chats (ADR 0058): WhatsApp's quota as the session read it or
+ * WhatsApp pushed it (a failed query is a quota of status `unknown`, with its error), or a send
+ * WhatsApp refused with 475, the cap met. The engine reports a 475 before it fails the send that
+ * met it, so first contacts are held by the time that send is answered.
+ */
+export type NewChatQuotaEvent = { lease: SessionLease; phone: E164; at: Date } & (
+  | { kind: 'read'; quota: NewChatQuota }
+  /** `quota`: the quota as the engine knows it with the 475, where it does (the sandbox); else it is read after. */
+  | { kind: 'capped'; detail: string; quota?: NewChatQuota }
+);
+
+/**
  * Where engines report what happens on the network. `incomingMessage` resolves once the message
  * is durably stored, so an engine may acknowledge it to the network only then.
  */
@@ -177,6 +190,8 @@ export interface EngineEvents {
   /** Resolves once the number's pause is stored (or refused as coming from a stale session). */
   numberRestricted(event: NumberRestrictedEvent): Promise<void>;
   restrictionLifted(event: RestrictionLiftedEvent): Promise<void>;
+  /** Resolves once the number's quota (and, on a 475, its hold and `number.capped` event) is stored. */
+  newChatQuota(event: NewChatQuotaEvent): Promise<void>;
   /** LIDs with their phones, as the network told one of our numbers (`toPhone`), outside a message. */
   identitiesLearned(event: IdentitiesLearned): Promise<void>;
   /** A call to one of our numbers rang, or ended; resolves once it is reported (and, if the number says so, rejected). */

@@ -8,6 +8,9 @@ import type { E164 } from '../domain/phone.ts';
 import type { BusinessProfile, ProfileChanges } from '../domain/profiles.ts';
 import type { GroupMember as Contact } from '../domain/groups.ts';
 import type { InboundSimulator } from './inbound-simulator.ts';
+import type { NewChatQuota } from '../domain/new-chat-quota.ts';
+
+export type { NewChatQuota };
 
 /**
  * A number's session, as the gateway acts through it (ADR 0059): each capability of WhatsApp the
@@ -65,23 +68,6 @@ export interface EngineSession {
   downloadAgain(retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** How many new chats WhatsApp still lets the number start in its current cycle (ADR 0058). */
   newChatQuota(): Promise<NewChatQuota>;
-}
-
-/**
- * WhatsApp's cap on the chats a number may start with people who have not written to it, as
- * WhatsApp answered it: each figure null where it gave none. WhatsApp answers the query with an
- * error for some accounts; `status` is then `unknown`, with the error, and the governor's own
- * first-contact figure is the only cap (docs/send-governor.md).
- */
-export interface NewChatQuota {
-  /** `none` (not near the cap), a warning, `capped` (first contacts refused with 475), or `unknown`. */
-  status: 'none' | 'first_warning' | 'second_warning' | 'capped' | 'unknown';
-  total: number | null;
-  used: number | null;
-  cycleStartedAt: Date | null;
-  cycleEndsAt: Date | null;
-  /** Why WhatsApp gave no quota, when `status` is unknown. */
-  error: string | null;
 }
 
 /** A capability of the session, by name. */

@@ -1,5 +1,6 @@
 import { MIN_CAP, PRESET_NAMES } from '../domain/send-policy.ts';
 import { WAIT_REASONS } from '../messaging/governor/decision.ts';
+import { presentNewChatQuota } from '../domain/new-chat-quota.ts';
 import type { QueueView } from '../messaging/governor/send-queue-service.ts';
 import { ref } from './message-schemas.ts';
 
@@ -102,10 +103,42 @@ const queuedEntry = {
   },
 } as const;
 
+/** WhatsApp's cap on a number's new chats as the gateway last read it (ADR 0058). */
+const newChatQuotaState = {
+  type: ['object', 'null'],
+  description:
+    "WhatsApp's cap on the chats this number may start with people who never wrote to it, as last read (on connect, after a 475, " +
+    'periodically, and as WhatsApp pushes it); null until it was first read (docs/send-governor.md#whatsapps-cap-on-new-chats).',
+  required: ['status', 'total', 'used', 'remaining', 'cycle_ends_at', 'capped_until', 'source', 'error', 'read_at'],
+  properties: {
+    status: {
+      type: 'string',
+      enum: ['none', 'first_warning', 'second_warning', 'capped', 'unknown'],
+      description: 'capped: first contacts wait (wait_reason new_chat_cap) until capped_until; unknown: WhatsApp did not answer.',
+    },
+    total: { type: ['integer', 'null'], description: "The cycle's quota of new chats, when WhatsApp said." },
+    used: { type: ['integer', 'null'], description: 'How much of it WhatsApp counted as used when it was read.' },
+    remaining: { type: ['integer', 'null'], description: 'total - used, when both are known.' },
+    cycle_ends_at: { type: ['string', 'null'], format: 'date-time', description: 'When the cycle ends and the quota renews.' },
+    capped_until: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'While the number is capped (a 475, or WhatsApp said so): until when first contacts wait; replies still go.',
+    },
+    source: {
+      type: 'string',
+      enum: ['whatsapp', 'fallback'],
+      description: "whatsapp: the figures are WhatsApp's; fallback: the query failed (see error) and the send policy's own cap stands in.",
+    },
+    error: { type: ['string', 'null'], description: 'Why WhatsApp gave no quota, with source fallback.' },
+    read_at: { type: 'string', format: 'date-time', description: 'When it was last read or pushed.' },
+  },
+} as const;
+
 const numberQueueComponent = {
   $id: 'NumberQueue',
   type: 'object',
-  required: ['number_id', 'phone', 'total', 'counts', 'next_scheduled_for', 'send_policy', 'messages', 'next_cursor'],
+  required: ['number_id', 'phone', 'total', 'counts', 'next_scheduled_for', 'send_policy', 'new_chat_quota', 'messages', 'next_cursor'],
   properties: {
     number_id: { type: 'string' },
     phone: { type: 'string' },
@@ -121,6 +154,7 @@ const numberQueueComponent = {
       description: 'When the next message is due to leave; null when none waits, or while the number is paused until someone resumes it.',
     },
     send_policy: ref('SendPolicySetting'),
+    new_chat_quota: newChatQuotaState,
     messages: { type: 'array', items: queuedEntry, description: 'The waiting messages in the order they are due to leave.' },
     next_cursor: { type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last.' },
   },
@@ -136,6 +170,7 @@ export function presentQueue(number: { id: string; phone: string }, view: QueueV
     counts: view.counts,
     next_scheduled_for: view.nextScheduledFor?.toISOString() ?? null,
     send_policy: view.policy,
+    new_chat_quota: presentNewChatQuota(view.newChatQuota, new Date()),
     messages: view.messages.map((message) => ({
       message_id: message.id,
       to: message.toPhone,

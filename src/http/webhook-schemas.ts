@@ -296,6 +296,30 @@ const numberResumedEventComponent = {
   },
 } as const;
 
+const numberCappedEventComponent = {
+  $id: 'NumberCappedEvent',
+  type: 'object',
+  description:
+    'WhatsApp capped the new chats one of your numbers may start (its 475, or its quota said so; docs/send-governor.md). Messages to ' +
+    'people the number never exchanged a message with wait in its queue (wait_reason new_chat_cap) until `until`; replies to people ' +
+    'who wrote to it still go.',
+  required: ['event', 'webhook_id', 'number', 'since', 'until', 'total', 'used', 'cycle_ends_at', 'detail'],
+  properties: {
+    ...eventProperties('number.capped'),
+    number: { type: 'string', description: 'The capped number (E.164).' },
+    since: timestamp('When the cap was met.'),
+    until: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: "When first contacts may go again: the cycle's end WhatsApp named, else an hour on, when the quota is read again.",
+    },
+    total: { type: ['integer', 'null'], description: "WhatsApp's quota of new chats for the cycle, when it said." },
+    used: { type: ['integer', 'null'], description: 'How much of it was used, when WhatsApp said.' },
+    cycle_ends_at: { type: ['string', 'null'], format: 'date-time', description: "The cycle's end, when WhatsApp said." },
+    detail: { type: 'string', description: 'What met the cap.' },
+  },
+} as const;
+
 const contactIdentityEventComponent = {
   $id: 'ContactIdentityEvent',
   type: 'object',
@@ -444,6 +468,7 @@ const events = [
   ['group.updated', 'GroupUpdatedEvent', 'A group of your numbers changed.'],
   ['number.paused', 'NumberPausedEvent', 'A number of yours holds its sends.'],
   ['number.resumed', 'NumberResumedEvent', 'A paused number of yours sends again.'],
+  ['number.capped', 'NumberCappedEvent', 'WhatsApp capped the new chats a number of yours may start.'],
   ['contact.identity', 'ContactIdentityEvent', 'A LID got its phone.'],
   ['call', 'CallEvent', 'A call to one of your numbers rang, or ended.'],
   ['presence.update', 'PresenceUpdateEvent', 'A contact your number subscribed to changed presence.'],
@@ -463,6 +488,7 @@ export const webhookSchemaComponents = [
   groupUpdatedEventComponent,
   numberPausedEventComponent,
   numberResumedEventComponent,
+  numberCappedEventComponent,
   contactIdentityEventComponent,
   callEventComponent,
   presenceUpdateEventComponent,

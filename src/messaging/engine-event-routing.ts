@@ -9,6 +9,7 @@ import type {
   PresenceEvent,
   IncomingMessageEvent,
   NumberRestrictedEvent,
+  NewChatQuotaEvent,
   ReceiptEvent,
   RestrictionLiftedEvent,
   SessionStatusEvent,
@@ -21,6 +22,7 @@ import type { IdentityMap } from './identities.ts';
 import type { IncomingActionService } from './incoming-actions.ts';
 import type { MessageActionService } from './message-actions.ts';
 import type { NumberPauses } from './number-pauses.ts';
+import type { NewChatCaps } from './new-chat-caps.ts';
 import type { PollService } from './polls.ts';
 import type { PresenceService } from './presence.ts';
 import type { ReceiveMessageService, ReceivedMessage } from './receive-message.ts';
@@ -34,6 +36,7 @@ export interface EngineEventConsumers {
   sessions: Pick<SessionSupervisor, 'recordSessionStatus'>;
   messageActions: Pick<MessageActionService, 'markRead'>;
   pauses: Pick<NumberPauses, 'sessionChanged' | 'restricted' | 'lifted'>;
+  newChatCaps: Pick<NewChatCaps, 'record'>;
   identities: Pick<IdentityMap, 'learnFromEngine'>;
   calls: Pick<CallService, 'record'>;
   presence: Pick<PresenceService, 'record'>;
@@ -71,6 +74,11 @@ export class EngineEventRouting {
 
   restrictionLifted(event: RestrictionLiftedEvent): Promise<void> {
     return this.consumers.pauses.lifted(event);
+  }
+
+  /** Stores the number's quota; a 475 holds its first contacts, with a number.capped event. */
+  newChatQuota(event: NewChatQuotaEvent): Promise<void> {
+    return this.consumers.newChatCaps.record(event);
   }
 
   receipt(event: ReceiptEvent): Promise<void> {
@@ -137,6 +145,7 @@ export class EngineEventDispatch {
       groupChanged: (event) => this.connected().groupChanged(event),
       numberRestricted: (event) => this.connected().numberRestricted(event),
       restrictionLifted: (event) => this.connected().restrictionLifted(event),
+      newChatQuota: (event) => this.connected().newChatQuota(event),
       identitiesLearned: (event) => this.connected().identitiesLearned(event),
       incomingCall: (event) => this.connected().incomingCall(event),
       presenceUpdate: (event) => this.connected().presenceUpdate(event),

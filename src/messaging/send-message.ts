@@ -225,7 +225,7 @@ export class SendMessageService {
     await this.supervisor.untilStarted(number);
     const status = this.supervisor.sessionStatus(number);
     const held = this.holds?.holdOf(number.id) ?? null;
-    const policy = this.governor.policyForSend(terms.policies, request.schedule);
+    const policy = this.governor.policyForSend(terms.policies, request.schedule, request.toGroup === undefined ? number.id : undefined);
     // A governed number's queue holds while it is paused: its sends wait there (202, wait_reason
     // paused) instead of being refused, and leave once it resumes. An ungoverned one answers 503.
     const waitsOutPause = held !== null && policy !== null;

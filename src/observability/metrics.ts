@@ -11,6 +11,8 @@ import { freeSpace } from '../media/disk-floor.ts';
 import { countNumbersByEngineAndStatus } from '../store/repositories/numbers.ts';
 import type { TaskObserver, TaskOutcome } from '../jobs/scheduler.ts';
 import { queueTotals } from '../store/repositories/send-queue.ts';
+import { listNewChatQuotas } from '../store/repositories/new-chat-quotas.ts';
+import { isCapped, type NewChatQuotaState } from '../domain/new-chat-quota.ts';
 import type { QueueObserver } from '../messaging/governor/queue-runner.ts';
 
 const taskOutcomes: TaskOutcome[] = ['succeeded', 'failed'];
@@ -70,6 +72,7 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
   private readonly messageSendFailures: Counter<'engine' | 'reason'>;
   private readonly messagesReceived: Counter<'engine'>;
   private readonly quietSessionRestarts: Counter<'engine'>;
+  private readonly newChatQuotaReadFailures: Counter;
   private readonly webhookAttempts: Counter<'outcome'>;
   private readonly webhookStarts: Counter<'source'>;
   private readonly staleWrites: Counter;
@@ -128,6 +131,11 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
       name: 'wagw_quiet_session_restarts_total',
       help: 'Sessions that looked open but had gone quiet (no traffic, no answered probe) and were restarted, by engine.',
       labelNames: ['engine'],
+      registers,
+    });
+    this.newChatQuotaReadFailures = new Counter({
+      name: 'wagw_new_chat_quota_read_failures_total',
+      help: "Reads of WhatsApp's new-chat quota that failed (it answers 500 for some accounts); the send policy's own cap stood in.",
       registers,
     });
     this.webhookAttempts = new Counter({
@@ -217,6 +225,10 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
     this.quietSessionRestarts.inc({ engine });
   }
 
+  newChatQuotaReadFailed(): void {
+    this.newChatQuotaReadFailures.inc();
+  }
+
   /** `state` is the delivery's state after the attempt: delivered, pending (a retry is due) or failed. */
   webhookStarted(source: DeliverySource): void {
     this.webhookStarts.inc({ source });
@@ -301,6 +313,7 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
       help: 'Age of the oldest message waiting in a send queue; 0 when none waits.',
       registers,
     });
+    this.registerNewChatQuotaGauges(store, registers);
     const sessions = new Gauge({
       name: 'wagw_sessions',
       help: 'WhatsApp numbers by engine and session status.',
@@ -314,6 +327,54 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
         for (const { engine, status, count } of counts) sessions.set({ engine, status }, count);
       },
     });
+  }
+
+  /**
+   * WhatsApp's new-chat quota per number whose quota was ever read (ADR 0058), from its row:
+   * one series per number, as few as the gateway's numbers. A figure WhatsApp did not give is
+   * left out rather than shown as 0.
+   */
+  private registerNewChatQuotaGauges(store: Store, registers: Registry[]): void {
+    // One read per scrape, shared by the four gauges, which prom-client collects at once.
+    let reading: Promise<{ numberId: string; state: NewChatQuotaState }[]> | undefined;
+    const read = () => (reading ??= listNewChatQuotas(store.db).finally(() => setImmediate(() => (reading = undefined))));
+    const gauge = (name: string, help: string, figure: (state: NewChatQuotaState, now: Date) => number | null) => {
+      const made: Gauge<'number_id'> = new Gauge({
+        name,
+        help,
+        labelNames: ['number_id'],
+        registers,
+        collect: async () => {
+          const rows = await read();
+          const now = new Date();
+          made.reset();
+          for (const { numberId, state } of rows) {
+            const value = figure(state, now);
+            if (value !== null) made.set({ number_id: numberId }, value);
+          }
+        },
+      });
+    };
+    gauge(
+      'wagw_new_chat_quota_chats',
+      "WhatsApp's quota of new chats for the number's current cycle, as last read.",
+      (state) => state.total,
+    );
+    gauge(
+      'wagw_new_chat_quota_used_chats',
+      "How much of the number's new-chat quota WhatsApp counted as used, as last read.",
+      (state) => state.used,
+    );
+    gauge(
+      'wagw_new_chat_quota_cycle_end_timestamp_seconds',
+      "When the number's new-chat cycle ends (its quota renews), in seconds since the epoch.",
+      (state) => (state.cycleEndsAt === null ? null : state.cycleEndsAt.getTime() / 1_000),
+    );
+    gauge(
+      'wagw_new_chat_capped',
+      'Whether the number is capped now (a 475, or WhatsApp said so): 1 while its first contacts wait, else 0.',
+      (state, now) => (isCapped(state, now) ? 1 : 0),
+    );
   }
 
   /** A message left its number's send queue after waiting this long. */

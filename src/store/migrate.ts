@@ -31,6 +31,7 @@ import * as auditLog from './migrations/0030-audit-log.ts';
 import * as operatorTokens from './migrations/0031-operator-tokens.ts';
 import * as rabbitmqSinks from './migrations/0035-rabbitmq-sinks.ts';
 import * as queueClears from './migrations/0036-queue-clears.ts';
+import * as newChatQuotas from './migrations/0038-new-chat-quotas.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0031-operator-tokens': operatorTokens,
   '0035-rabbitmq-sinks': rabbitmqSinks,
   '0036-queue-clears': queueClears,
+  '0038-new-chat-quotas': newChatQuotas,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -39,6 +39,7 @@ export interface Database {
   number_groups: NumberGroupsTable;
   sandbox_groups: SandboxGroupsTable;
   number_pauses: NumberPausesTable;
+  new_chat_quotas: NewChatQuotasTable;
   queue_clears: QueueClearsTable;
   contacts: ContactsTable;
   chats: ChatsTable;
@@ -452,6 +453,20 @@ export interface QueueClearsTable {
 }
 
 /** A paused number's hold on its sends (migration 0019); no row means not paused. */
+/** WhatsApp's new-chat cap of a number as last read, and its hold after a 475 (migration 0038, ADR 0058). */
+export interface NewChatQuotasTable {
+  number_id: string;
+  status: string;
+  total: number | null;
+  used: number | null;
+  cycle_started_at: number | null;
+  cycle_ends_at: number | null;
+  source: string;
+  error: string | null;
+  read_at: number;
+  capped_until: number | null;
+}
+
 export interface NumberPausesTable {
   number_id: string;
   reason: string;

@@ -116,6 +116,7 @@ export function buildMessaging({
   const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const identities = new IdentityMap(store, committer, deliveryWorker);
   const governor = new SendGovernor(store, committer, config.governor, keeper);
+  governor.newChatCaps = sessions.newChatCaps;
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, governor, pauses, recentSends);
   const typing = new TypingService(supervisor, logger, config.typingMs);
   // A paused number's queue holds: the runner asks the pauses before it releases a message, and
@@ -157,6 +158,7 @@ export function buildMessaging({
       sessions: supervisor,
       messageActions,
       pauses,
+      newChatCaps: sessions.newChatCaps,
       identities,
       calls,
       presence,

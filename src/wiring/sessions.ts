@@ -11,6 +11,7 @@ import { SandboxEngine } from '../engines/sandbox/sandbox-engine.ts';
 import { SandboxNetwork, type SandboxNetworkPort } from '../engines/sandbox/sandbox-network.ts';
 import { EngineEventDispatch } from '../messaging/engine-event-routing.ts';
 import { NumberPauses } from '../messaging/number-pauses.ts';
+import { NewChatCaps } from '../messaging/new-chat-caps.ts';
 import { SessionSupervisor } from '../messaging/session-supervisor.ts';
 import { StaleWrites } from '../messaging/stale-writes.ts';
 import type { Store, StoreBoundaries } from '../store/database.ts';
@@ -51,6 +52,8 @@ export interface SessionParts {
   supervisor: SessionSupervisor;
   /** Which numbers hold their sends (paused), and why. */
   pauses: NumberPauses;
+  /** WhatsApp's cap on each number's new chats, and the hold a 475 puts on its first contacts. */
+  newChatCaps: NewChatCaps;
   /** The simulated network the sandbox engine's sessions connect to. */
   sandboxNetwork: SandboxNetworkPort;
   /** Where the engines' events go, once the services that consume them are built. */
@@ -83,6 +86,14 @@ export async function buildSessions(
     logger,
     leaseOf: (numberId) => keeper.leaseOf(numberId),
     staleWriteRefused: (error) => staleWrites.refused(error),
+  });
+  const newChatCaps = new NewChatCaps({
+    store,
+    committer,
+    notifier: webhooks.deliveryWorker,
+    logger,
+    staleWriteRefused: (error) => staleWrites.refused(error),
+    readFailed: () => metrics.newChatQuotaReadFailed(),
   });
   const engineEvents = new EngineEventDispatch();
   const shared = config.cluster.sandboxNetwork;
@@ -117,7 +128,7 @@ export async function buildSessions(
       pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
       version: config.baileys.webVersion,
       socketFactory: boundaries.baileysSocketFactory,
-      timings: boundaries.baileysTimings,
+      timings: { quotaCheckIntervalMs: config.baileys.newChatQuotaCheckMs, ...boundaries.baileysTimings },
     });
   });
   const engines = new EngineRegistry([sandbox, baileys]);
@@ -129,11 +140,11 @@ export async function buildSessions(
     logger,
     keeper,
     staleWrites,
-    [pauses],
+    [pauses, newChatCaps],
     sessionStartsPerSecond,
     metrics,
   );
-  return { keeper, supervisor, pauses, sandboxNetwork, engineEvents };
+  return { keeper, supervisor, pauses, newChatCaps, sandboxNetwork, engineEvents };
 }
 
 /** The simulated network in this process, with its groups kept in the gateway's database between runs. */

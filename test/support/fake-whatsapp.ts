@@ -40,6 +40,7 @@ import type {
   NumberRestrictedEvent,
   ReceiptEvent,
   RestrictionLiftedEvent,
+  NewChatQuotaEvent,
   SessionStatusEvent,
   IncomingCallEvent,
   PresenceEvent,
@@ -438,6 +439,12 @@ export class RecordingEvents implements EngineEvents {
 
   async restrictionLifted(event: RestrictionLiftedEvent): Promise<void> {
     this.lifts.push(event);
+  }
+
+  readonly quotas: NewChatQuotaEvent[] = [];
+
+  async newChatQuota(event: NewChatQuotaEvent): Promise<void> {
+    this.quotas.push(event);
   }
 
   readonly identities: IdentitiesLearned[] = [];

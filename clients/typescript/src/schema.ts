@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate WhatsApp restricting a sandbox number
-         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue (202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestriction"];
         delete?: never;
@@ -1183,7 +1183,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate WhatsApp restricting a sandbox number
-         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue (202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestrictionApi"];
         delete?: never;
@@ -3218,6 +3218,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "number.capped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * WhatsApp capped the new chats a number of yours may start.
+         * @description Delivered to webhooks subscribed to number.capped; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onNumberCappedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "contact.identity": {
         parameters: {
             query?: never;
@@ -3724,7 +3744,7 @@ export interface components {
              * @description Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.
              * @enum {string}
              */
-            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
+            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "new_chat_cap" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
             /** @enum {string} */
             status: "queued";
         };
@@ -3773,7 +3793,7 @@ export interface components {
              * @description Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.
              * @enum {string}
              */
-            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
+            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "new_chat_cap" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
             /** @enum {string} */
             status: "failed" | "cancelled" | "expired";
         };
@@ -4132,6 +4152,42 @@ export interface components {
              */
             next_scheduled_for: string | null;
             send_policy: components["schemas"]["SendPolicySetting"];
+            /** @description WhatsApp's cap on the chats this number may start with people who never wrote to it, as last read (on connect, after a 475, periodically, and as WhatsApp pushes it); null until it was first read (docs/send-governor.md#whatsapps-cap-on-new-chats). */
+            new_chat_quota: {
+                /**
+                 * @description capped: first contacts wait (wait_reason new_chat_cap) until capped_until; unknown: WhatsApp did not answer.
+                 * @enum {string}
+                 */
+                status: "none" | "first_warning" | "second_warning" | "capped" | "unknown";
+                /** @description The cycle's quota of new chats, when WhatsApp said. */
+                total: number | null;
+                /** @description How much of it WhatsApp counted as used when it was read. */
+                used: number | null;
+                /** @description total - used, when both are known. */
+                remaining: number | null;
+                /**
+                 * Format: date-time
+                 * @description When the cycle ends and the quota renews.
+                 */
+                cycle_ends_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description While the number is capped (a 475, or WhatsApp said so): until when first contacts wait; replies still go.
+                 */
+                capped_until: string | null;
+                /**
+                 * @description whatsapp: the figures are WhatsApp's; fallback: the query failed (see error) and the send policy's own cap stands in.
+                 * @enum {string}
+                 */
+                source: "whatsapp" | "fallback";
+                /** @description Why WhatsApp gave no quota, with source fallback. */
+                error: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it was last read or pushed.
+                 */
+                read_at: string;
+            } | null;
             /** @description The waiting messages in the order they are due to leave. */
             messages: {
                 message_id: string;
@@ -4145,7 +4201,7 @@ export interface components {
                 /** Format: date-time */
                 expires_at: string | null;
                 /** @enum {string} */
-                wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
+                wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "new_chat_cap" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
                 /** Format: date-time */
                 created_at: string;
             }[];
@@ -4501,6 +4557,39 @@ export interface components {
              */
             at: string;
         };
+        /** @description WhatsApp capped the new chats one of your numbers may start (its 475, or its quota said so; docs/send-governor.md). Messages to people the number never exchanged a message with wait in its queue (wait_reason new_chat_cap) until `until`; replies to people who wrote to it still go. */
+        NumberCappedEvent: {
+            /** @enum {string} */
+            event: "number.capped";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description The capped number (E.164). */
+            number: string;
+            /**
+             * Format: date-time
+             * @description When the cap was met.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description When first contacts may go again: the cycle's end WhatsApp named, else an hour on, when the quota is read again.
+             */
+            until: string | null;
+            /** @description WhatsApp's quota of new chats for the cycle, when it said. */
+            total: number | null;
+            /** @description How much of it was used, when WhatsApp said. */
+            used: number | null;
+            /**
+             * Format: date-time
+             * @description The cycle's end, when WhatsApp said.
+             */
+            cycle_ends_at: string | null;
+            /** @description What met the cap. */
+            detail: string;
+        };
         /** @description A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on. */
         ContactIdentityEvent: {
             /** @enum {string} */
@@ -4657,7 +4746,7 @@ export interface components {
                 routing_key: string;
             };
             /** @description The events it receives. */
-            events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
+            events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "number.capped" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
             /**
              * @description Which chats' message events it receives: direct chats, groups, or all.
              * @enum {string}
@@ -4725,17 +4814,19 @@ export interface components {
             /** @description One of your sandbox numbers (E.164). */
             phone: string;
             /**
-             * @description restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit.
+             * @description restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit; new_chat_cap: WhatsApp's cap on new chats, whose cycle ends at the lift time (its sends to people who never wrote to it past new_chats are answered 475).
              * @enum {string}
              */
-            kind: "restricted" | "rate_overlimit";
+            kind: "restricted" | "rate_overlimit" | "new_chat_cap";
+            /** @description With kind new_chat_cap: the cycle's quota of new chats (0 by default: the next new chat meets the cap). */
+            new_chats?: number;
             /** @description When the simulated network lifts it, from now. */
             lift_after_seconds: number;
         };
         SimulateRestrictionResponse: {
             phone: string;
             /** @enum {string} */
-            kind: "restricted" | "rate_overlimit";
+            kind: "restricted" | "rate_overlimit" | "new_chat_cap";
             /** Format: date-time */
             until: string;
         };
@@ -5399,7 +5490,7 @@ export interface components {
             /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). An amqp:// or amqps:// URL (user, password and vhost in it) makes a RabbitMQ sink, which needs rabbitmq; it is stored sealed and shown without its password. */
             url: string;
             /** @description The events it receives (at least one). */
-            events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
+            events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "number.capped" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
             /** @description What it is for, up to 500 characters; null clears it. */
             description?: string | null;
             /**
@@ -5425,7 +5516,7 @@ export interface components {
             /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). An amqp:// or amqps:// URL (user, password and vhost in it) makes a RabbitMQ sink, which needs rabbitmq; it is stored sealed and shown without its password. */
             url?: string;
             /** @description The events it receives (at least one). */
-            events?: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
+            events?: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "number.capped" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
             /** @description What it is for, up to 500 characters; null clears it. */
             description?: string | null;
             /**
@@ -14121,6 +14212,7 @@ export type SessionStatusEvent = components['schemas']['SessionStatusEvent'];
 export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
 export type NumberPausedEvent = components['schemas']['NumberPausedEvent'];
 export type NumberResumedEvent = components['schemas']['NumberResumedEvent'];
+export type NumberCappedEvent = components['schemas']['NumberCappedEvent'];
 export type ContactIdentityEvent = components['schemas']['ContactIdentityEvent'];
 export type CallEvent = components['schemas']['CallEvent'];
 export type PresenceUpdateEvent = components['schemas']['PresenceUpdateEvent'];
@@ -21169,6 +21261,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NumberResumedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onNumberCappedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NumberCappedEvent"];
             };
         };
         responses: {

@@ -1,4 +1,5 @@
 import type { WhatsAppNumber } from '../../domain/model.ts';
+import { isCapped, type NewChatQuotaState } from '../../domain/new-chat-quota.ts';
 import { PRESET_NAMES, type SendPolicyBody } from '../../domain/send-policy.ts';
 import type { WaitReason } from '../../messaging/governor/decision.ts';
 import type { PresentedPolicy, SendingOverview } from '../../messaging/governor/send-queue-service.ts';
@@ -54,6 +55,8 @@ export interface NumberSendingView {
   next: WaitingRowView[];
   oldestWaitingSince: Date | null;
   chart: SendsChartView;
+  /** WhatsApp's cap on the number's new chats, in words: the quota, the used part and the cycle's end; null until first read. */
+  newChatQuota: string | null;
 }
 
 const WAIT_REASON_TEXT: Record<WaitReason, string> = {
@@ -64,6 +67,7 @@ const WAIT_REASON_TEXT: Record<WaitReason, string> = {
   per_day: 'the cap per day',
   recipient_gap: 'the gap per recipient',
   first_contacts: 'the cap on first contacts',
+  new_chat_cap: "WhatsApp's cap on new chats, until its cycle ends",
   quiet_hours: 'quiet hours',
   paused: 'the number is paused',
   not_connected: 'the number is not connected',
@@ -106,6 +110,7 @@ function toSendingView(number: WhatsAppNumber, overview: SendingOverview): Numbe
       reason: describeWaitReason(message.waitReason),
     })),
     oldestWaitingSince: overview.oldestWaitingSince,
+    newChatQuota: describeNewChatQuota(queue.newChatQuota, new Date()),
     chart: {
       bars: overview.sentPerHour.map((count, index) => {
         const start = new Date(overview.since.getTime() + index * 3_600_000);
@@ -115,6 +120,16 @@ function toSendingView(number: WhatsAppNumber, overview: SendingOverview): Numbe
       total: overview.sentPerHour.reduce((sum, count) => sum + count, 0),
     },
   };
+}
+
+/** The quota in one line: its figures and cycle end, a 475's hold, or the failed query the governor fell back from. */
+function describeNewChatQuota(state: NewChatQuotaState | undefined, now: Date): string | null {
+  if (state === undefined) return null;
+  if (isCapped(state, now)) return `capped; first contacts wait until ${state.cappedUntil!.toISOString()}, replies still go`;
+  if (state.source === 'fallback') return `not known (${state.error ?? 'WhatsApp did not answer'}); the send policy's own cap stands in`;
+  const figures = state.total === null ? 'no figures given' : `${state.used ?? '?'} of ${state.total} used`;
+  const cycleEnd = state.cycleEndsAt === null ? '' : `, cycle ends ${state.cycleEndsAt.toISOString()}`;
+  return `${figures}${cycleEnd} (${state.status.replace('_', ' ')})`;
 }
 
 /**

@@ -19,6 +19,8 @@ const EVENT_EXPLANATIONS = {
   'number.paused':
     'One of your numbers stopped sending: WhatsApp restricted or rate-limited it, or logged it out, or it was paused by hand.',
   'number.resumed': 'A paused number of yours sends again: its pause lifted, someone resumed it, or it was linked again.',
+  'number.capped':
+    'WhatsApp capped the new chats one of your numbers may start (475): messages to new contacts wait for the cycle to end; replies still go.',
   'contact.identity': 'A person your numbers knew only by LID now has a phone number too.',
   call: 'A call to one of your numbers rang, was missed, accepted, rejected (by you or by the gateway) or ended.',
   'presence.update': 'A contact a number subscribed to came online, went offline, or is typing or recording.',

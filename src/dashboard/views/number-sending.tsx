@@ -49,6 +49,7 @@ function NumberSendingCard(props: { number: NumberSendingView; canChange: boolea
       ) : (
         ''
       )}
+      {number.newChatQuota === null ? '' : <p class="small" safe>{`WhatsApp's cap on new chats: ${number.newChatQuota}`}</p>}
       <h4>Queue</h4>
       <QueueSummary number={number} />
       {props.canChange && number.waiting > 0 ? (

@@ -44,7 +44,8 @@ import {
 } from './outbound-mapper.ts';
 import { randomBytes } from 'node:crypto';
 import { extractImageThumb } from 'baileys';
-import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions, type NewChatMessageCapInfo } from 'baileys';
+import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
+import { failedCapRead, NEW_CHAT_CAPPED_CODE } from './capping-mapper.ts';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SessionSocket, type SocketFactory } from './session-socket.ts';
@@ -74,6 +75,7 @@ const DEFAULT_TIMINGS: SessionTimings = {
   // Baileys asks the phone 2 s after the placeholder and forgets the ask 8 s later; a copy that
   // comes at all comes well within this.
   placeholderWaitMs: 60_000,
+  quotaCheckIntervalMs: 60 * 60_000,
 };
 
 /** A profile picture is a small image; a CDN that takes longer than this is not waited for. */
@@ -301,22 +303,9 @@ export class BaileysEngine implements Engine {
    * the number sends on regardless and the governor's own cap stands in (ADR 0058).
    */
   async newChatQuota(number: WhatsAppNumber): Promise<NewChatQuota> {
-    const { socket } = this.connected(number);
-    let info: NewChatMessageCapInfo;
-    try {
-      info = await socket.fetchNewChatMessageCap();
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      return { status: 'unknown', total: null, used: null, cycleStartedAt: null, cycleEndsAt: null, error: reason };
-    }
-    return {
-      status: CAPPING_STATUSES[info.capping_status ?? 'NONE'] ?? 'unknown',
-      total: typeof info.total_quota === 'number' ? info.total_quota : null,
-      used: typeof info.used_quota === 'number' ? info.used_quota : null,
-      cycleStartedAt: unixSecondsDate(info.cycle_start_timestamp),
-      cycleEndsAt: unixSecondsDate(info.cycle_end_timestamp),
-      error: null,
-    };
+    const { session } = this.connected(number);
+    // Read through the session, which reports it: what the API was told, the governor knows too.
+    return (await session.readQuota()) ?? failedCapRead(new Error('the session closed'));
   }
 
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
@@ -393,6 +382,8 @@ export class BaileysEngine implements Engine {
         await session.restricted('restricted', null, 'WhatsApp refused a send with 463 (account restricted)');
         throw new EngineSendError('restricted', 'WhatsApp restricted this account (463).');
       }
+      // A send WhatsApp refuses for the new-chat cap holds the number's first contacts (ADR 0058).
+      if (String(statusCode) === NEW_CHAT_CAPPED_CODE) await session.capMet(`WhatsApp refused a send to ${jid} with 475 (new-chat cap)`);
       const refusal = groupRefusal(error);
       if (refusal instanceof EngineSendError && refusal.failure === 'rate_limited') {
         await session.restricted(
@@ -510,18 +501,4 @@ function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<Baile
 /** A JID's user part: the digits, without server or device. */
 function userOf(jid: string): string {
   return jid.split('@')[0]!.split(':')[0]!;
-}
-
-/** WhatsApp's capping statuses as the port names them. */
-const CAPPING_STATUSES: Readonly<Record<string, NewChatQuota['status']>> = {
-  NONE: 'none',
-  FIRST_WARNING: 'first_warning',
-  SECOND_WARNING: 'second_warning',
-  CAPPED: 'capped',
-};
-
-/** A time WhatsApp gives as a string of Unix seconds; null when it gives none, or not a number. */
-function unixSecondsDate(seconds: string | undefined): Date | null {
-  if (seconds === undefined || !/^\d+$/.test(seconds)) return null;
-  return new Date(Number(seconds) * 1000);
 }

@@ -7,6 +7,8 @@ import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/m
 import type { IncomingMedia, LinkUpdate } from '../engine.ts';
 import type { EngineEvents, NumberRestrictedEvent } from '../engine-events.ts';
 import { ACCOUNT_RESTRICTED_CODE, timelockNews, type TimelockNews } from './restrictions.ts';
+import { failedCapRead, mapCapInfo, NEW_CHAT_CAPPED_CODE } from './capping-mapper.ts';
+import type { NewChatQuota } from '../engine.ts';
 import { parseE164, type E164 } from '../../domain/phone.ts';
 
 export type { LinkUpdate };
@@ -47,6 +49,8 @@ export interface SessionTimings {
   placeholderWaitMs: number;
   /** How long a probe may take before the session counts as dead. */
   probeTimeoutMs: number;
+  /** How often a connected session reads WhatsApp's cap on its new chats (WAGW_NEW_CHAT_QUOTA_CHECK_MINUTES). */
+  quotaCheckIntervalMs: number;
 }
 
 export interface SessionDependencies {
@@ -74,6 +78,7 @@ export const SOCKET_EVENTS = [
   'messaging-history.set',
   'call',
   'presence.update',
+  'message-capping.update',
 ] as const;
 /** Calls the gateway rejected whose echo from WhatsApp is not reported again; the oldest are forgotten first. */
 const MAX_REJECTED_CALLS_KEPT = 256;
@@ -94,6 +99,7 @@ export class BaileysSession {
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
+  private quotaTimer: NodeJS.Timeout | undefined;
   private lastTrafficAt = Date.now();
   private probing = false;
   /** Whether the current socket has shown a QR: tells expired codes from a connection that never came up. */
@@ -135,6 +141,10 @@ export class BaileysSession {
     await this.openSocket();
     this.watchdogTimer ??= setInterval(() => void this.watchdog(), this.deps.timings.watchdogIntervalMs);
     this.watchdogTimer.unref();
+    this.quotaTimer ??= setInterval(() => {
+      if (this.status === 'connected') void this.readQuota();
+    }, this.deps.timings.quotaCheckIntervalMs);
+    this.quotaTimer.unref();
   }
 
   /** Ends the session without unlinking it: creds stay, and the next start resumes. */
@@ -143,6 +153,8 @@ export class BaileysSession {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.watchdogTimer);
     this.watchdogTimer = undefined;
+    clearInterval(this.quotaTimer);
+    this.quotaTimer = undefined;
     await Promise.all(this.placeholders.endAll().map((stub) => this.reportUnreadable(stub)));
     // Writes are queued in order, so saving once more waits for every pending one: the creds on
     // disk are the latest when the process exits.
@@ -161,6 +173,8 @@ export class BaileysSession {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.watchdogTimer);
     this.watchdogTimer = undefined;
+    clearInterval(this.quotaTimer);
+    this.quotaTimer = undefined;
     // A socket already closed cannot tell WhatsApp; the keys go all the same, so it cannot resume.
     await this.socket?.logout().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'WhatsApp was not told of the logout'));
     this.endSocket();
@@ -241,6 +255,8 @@ export class BaileysSession {
       (history) => current() && this.reportIdentities((history.lidPnMappings ?? []).map(identityOfMapping), 'mapping'),
     );
     socket.ev.on('presence.update', (update) => current() && void this.onPresence(update));
+    // WhatsApp pushes its cap on new chats as it changes (Baileys' MessageCappingInfoNotification).
+    socket.ev.on('message-capping.update', (info) => current() && void this.reportQuota(mapCapInfo(info)));
     socket.ev.on('call', (calls) => {
       if (current()) this.callsReported = this.callsReported.then(() => this.onCalls(calls));
     });
@@ -322,6 +338,38 @@ export class BaileysSession {
     this.consecutiveFailures = 0;
     await this.report('connected', null);
     this.renewPresenceSubscriptions();
+    void this.readQuota();
+  }
+
+  /**
+   * Reads WhatsApp's cap on the number's new chats and reports it; a failed query (WhatsApp
+   * answers 500 for some accounts) is reported as a quota of status unknown, with its error, so
+   * that the governor says it fell back to the policy's own figure. Undefined without a socket.
+   */
+  async readQuota(): Promise<NewChatQuota | undefined> {
+    const socket = this.socket;
+    if (socket === undefined) return undefined;
+    const quota = await socket.fetchNewChatMessageCap().then(mapCapInfo, failedCapRead);
+    if (socket === this.socket) await this.reportQuota(quota);
+    return quota;
+  }
+
+  private async reportQuota(quota: NewChatQuota): Promise<void> {
+    await this.deps.events
+      .newChatQuota({ lease: this.deps.lease, phone: this.deps.number.phone, at: new Date(), kind: 'read', quota })
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, "could not record WhatsApp's new-chat quota"));
+  }
+
+  /**
+   * WhatsApp refused a send with 475: the number met its cap on new chats. Reported first, so
+   * that its first contacts are held by the time the refused send is answered or its receipt
+   * recorded; then the quota is read again, which names the cycle's end.
+   */
+  async capMet(detail: string): Promise<void> {
+    await this.deps.events
+      .newChatQuota({ lease: this.deps.lease, phone: this.deps.number.phone, at: new Date(), kind: 'capped', detail })
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not record that WhatsApp capped the new chats'));
+    void this.readQuota();
   }
 
   /** Subscribes to the contact's presence now, and again on every later connection of this session. */
@@ -593,6 +641,8 @@ export class BaileysSession {
       const receipt = mapReceiptUpdate(update);
       // `sent` is already what the send answered; only later news is worth an event.
       if (receipt === undefined || receipt.status === 'sent') continue;
+      if (receipt.errorCode === NEW_CHAT_CAPPED_CODE)
+        await this.capMet(`WhatsApp refused message ${receipt.engineMessageId} with 475 (new-chat cap)`);
       await this.deps.events.receipt({
         lease: this.deps.lease,
         phone: this.deps.number.phone,

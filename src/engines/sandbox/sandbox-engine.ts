@@ -111,6 +111,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
     string,
     { name?: string; about?: string; aboutSetAt?: Date; picture?: { version: string; bytes: Buffer } }
   >();
+  /** Each number's rehearsed cap on new chats (POST /sandbox/restrict, kind new_chat_cap), as this node last knew it. */
+  private readonly quotas = new Map<string, NewChatQuota>();
   /** Whether each number last showed itself online (setOnline), by number id. */
   private readonly online = new Map<string, boolean>();
   /** Linking rehearsed as WhatsApp does it (a rotating QR, a pairing code); see sandbox-linker.ts. */
@@ -395,12 +397,41 @@ export class SandboxEngine implements Engine, InboundSimulator {
       if (error instanceof NetworkUnreachableError && !error.delivered)
         throw new EngineSendError('not_connected', error.message, 'disconnected');
       if (error instanceof NotGroupMemberError) throw new EngineSendError('not_group_member', error.message);
+      if (error instanceof SendRestrictedError && error.restriction.kind === 'new_chat_cap')
+        return this.capMet(number, session.lease, error.restriction);
       if (error instanceof SendRestrictedError) {
         await this.reportRestriction(number, session.lease, error.restriction);
         throw new EngineSendError(error.restriction.kind === 'restricted' ? 'restricted' : 'rate_limited', error.message);
       }
       throw error;
     }
+  }
+
+  /**
+   * The network refused a first contact past the rehearsed cap: as on WhatsApp, whose 475 comes
+   * in the send's ack, the send is taken (an id), and a failed receipt with 475 follows, after
+   * the cap is reported with the quota. The message never reaches the recipient.
+   */
+  private async capMet(number: WhatsAppNumber, lease: SessionLease, restriction: NetworkRestriction): Promise<SentMessage> {
+    const engineMessageId = `sbx_capped_${randomBytes(8).toString('hex')}`;
+    const quota: NewChatQuota = {
+      status: 'capped',
+      total: restriction.newChats ?? 0,
+      used: restriction.used ?? restriction.newChats ?? 0,
+      cycleStartedAt: null,
+      cycleEndsAt: new Date(restriction.until),
+      error: null,
+    };
+    this.quotas.set(number.id, quota);
+    const { events } = this.options;
+    setImmediate(() => {
+      void (async () => {
+        const detail = 'the sandbox network refused a new chat with 475, as asked';
+        await events.newChatQuota({ lease, phone: number.phone, at: new Date(), kind: 'capped', detail, quota });
+        await events.receipt({ lease, phone: number.phone, engineMessageId, status: 'failed', errorCode: '475', at: new Date() });
+      })().catch((error: unknown) => this.unrecorded(error, number, 'a 475'));
+    });
+    return { engineMessageId, lease };
   }
 
   /** The network's restriction as WhatsApp's would be reported: a 463, or a rate limit for the network's window. */
@@ -628,13 +659,20 @@ export class SandboxEngine implements Engine, InboundSimulator {
   }
 
   /**
-   * The sandbox network caps no number's new chats yet, so it answers as WhatsApp does for a
-   * number far from its cap: status none, with no figures. (Rehearsing a cap, with its 475, is
-   * issue 42's sandbox item; ADR 0058.)
+   * A number without a rehearsed cap answers as WhatsApp does for a number far from its cap:
+   * status none, with no figures. With one (POST /sandbox/restrict, kind new_chat_cap), its
+   * quota and cycle end, as this node last knew them. Reported as a read, as Baileys' is.
    */
   async newChatQuota(number: WhatsAppNumber): Promise<NewChatQuota> {
     this.assertConnected(number);
-    return { status: 'none', total: null, used: null, cycleStartedAt: null, cycleEndsAt: null, error: null };
+    const rehearsed = this.quotas.get(number.id);
+    const quota: NewChatQuota =
+      rehearsed !== undefined && rehearsed.cycleEndsAt !== null && rehearsed.cycleEndsAt > new Date()
+        ? rehearsed
+        : { status: 'none', total: null, used: null, cycleStartedAt: null, cycleEndsAt: null, error: null };
+    const lease = this.sessions.get(number.id)?.lease;
+    if (lease !== undefined) await this.options.events.newChatQuota({ lease, phone: number.phone, at: new Date(), kind: 'read', quota });
+    return quota;
   }
 
   async downloadAgain(_number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
@@ -650,7 +688,22 @@ export class SandboxEngine implements Engine, InboundSimulator {
   }
 
   async restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void> {
-    await this.options.network.restrict(number.phone, { kind: restriction.kind, until: restriction.until.getTime() });
+    const until = restriction.until.getTime();
+    if (restriction.kind === 'new_chat_cap') {
+      const newChats = restriction.newChats ?? 0;
+      // Not told to the number: as on WhatsApp, a client meets the cap as a 475 unless it reads the quota.
+      this.quotas.set(number.id, {
+        status: 'none',
+        total: newChats,
+        used: 0,
+        cycleStartedAt: new Date(),
+        cycleEndsAt: restriction.until,
+        error: null,
+      });
+      await this.options.network.restrict(number.phone, { kind: 'new_chat_cap', until, newChats });
+      return;
+    }
+    await this.options.network.restrict(number.phone, { kind: restriction.kind, until });
   }
 
   deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void> {

@@ -72,12 +72,17 @@ export interface NetworkReceipt {
 /**
  * A restriction the network puts on a number, to rehearse WhatsApp's: `restricted` is a 463
  * (pushed to the number's device at once, as WhatsApp's notification is, and answered to its
- * sends), `rate_overlimit` answers its sends with rate-overlimit. Both last until `until`
+ * sends), `rate_overlimit` answers its sends with rate-overlimit. `new_chat_cap` is WhatsApp's
+ * cap on new chats (ADR 0058): the number may write to `newChats` people who never wrote to it,
+ * and its next send to another is refused with 475, until the cycle ends. All last until `until`
  * (epoch milliseconds).
  */
 export interface NetworkRestriction {
-  kind: 'restricted' | 'rate_overlimit';
+  kind: 'restricted' | 'rate_overlimit' | 'new_chat_cap';
   until: number;
+  /** With `new_chat_cap`: the cycle's quota of new chats, and (in a refusal) how many were used. */
+  newChats?: number;
+  used?: number;
 }
 
 /** What a number's live connection hears from the network. */
@@ -172,6 +177,13 @@ export class NotGroupMemberError extends Error {
 
 /** A restriction as it crosses the shared network's lines. */
 export function networkRestriction(value: Record<string, unknown>): NetworkRestriction {
+  if (value.kind === 'new_chat_cap')
+    return {
+      kind: 'new_chat_cap',
+      until: Number(value.until),
+      newChats: Number(value.newChats ?? 0),
+      ...(value.used !== undefined && { used: Number(value.used) }),
+    };
   return { kind: value.kind === 'rate_overlimit' ? 'rate_overlimit' : 'restricted', until: Number(value.until) };
 }
 
@@ -181,7 +193,9 @@ export class SendRestrictedError extends Error {
     super(
       restriction.kind === 'restricted'
         ? 'The sandbox network restricted this number (463).'
-        : 'The sandbox network is rate-limiting this number (rate-overlimit).',
+        : restriction.kind === 'new_chat_cap'
+          ? 'The sandbox network capped the new chats of this number (475).'
+          : 'The sandbox network is rate-limiting this number (rate-overlimit).',
     );
     this.name = 'SendRestrictedError';
   }

@@ -65,6 +65,9 @@ const DEFAULT_JOURNAL_LIMIT = 1_000;
  * acknowledged at once. It runs in the gateway's process by default, or shared by several nodes
  * (`wagw sandbox-network`, sandbox-network-server.ts).
  */
+/** The people a phone remembers as having written to it, for the new-chat cap's rehearsal. */
+const MAX_CORRESPONDENTS = 10_000;
+
 export class SandboxNetwork implements SandboxNetworkPort {
   private readonly live = new Map<string, LiveConnection>();
   private readonly known = new Set<string>();
@@ -75,6 +78,10 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private readonly groups = new SandboxGroups();
   /** Numbers the network restricts, by phone, until their restriction's time. */
   private readonly restrictions = new Map<string, NetworkRestriction>();
+  /** Numbers whose new chats the network caps (a rehearsal of WhatsApp's 475), with what they used of the quota. */
+  private readonly caps = new Map<string, { restriction: NetworkRestriction; used: number }>();
+  /** Who wrote to whom, per recipient (the latest MAX_CORRESPONDENTS): a send to one of them is no new chat. */
+  private readonly correspondents = new Map<string, Set<string>>();
   /** Who blocked whom: each phone's blocked contacts. */
   private readonly blocked = new Map<string, Set<string>>();
   private seq = 0;
@@ -124,6 +131,10 @@ export class SandboxNetwork implements SandboxNetworkPort {
   }
 
   async restrict(phone: string, restriction: NetworkRestriction): Promise<void> {
+    if (restriction.kind === 'new_chat_cap') {
+      this.caps.set(phone, { restriction, used: 0 });
+      return;
+    }
     this.restrictions.set(phone, restriction);
     const connection = this.live.get(phone);
     if (restriction.kind === 'restricted' && connection?.open) connection.device.restricted?.(restriction);
@@ -134,6 +145,23 @@ export class SandboxNetwork implements SandboxNetworkPort {
     const restriction = this.restrictions.get(phone);
     if (restriction !== undefined && restriction.until <= Date.now()) this.restrictions.delete(phone);
     return this.restrictions.get(phone);
+  }
+
+  /**
+   * A send to someone who never wrote to the sender is a new chat: while the sender's cap
+   * rehearsal lasts, it takes one of the cycle's quota, and once the quota is spent it is refused
+   * with 475 (SendRestrictedError of kind new_chat_cap), as WhatsApp refuses it.
+   */
+  private countNewChat(sender: string, to: string): void {
+    const cap = this.caps.get(sender);
+    if (cap === undefined) return;
+    if (cap.restriction.until <= Date.now()) {
+      this.caps.delete(sender);
+      return;
+    }
+    if (this.correspondents.get(sender)?.has(to) === true) return;
+    if (cap.used >= (cap.restriction.newChats ?? 0)) throw new SendRestrictedError({ ...cap.restriction, used: cap.used });
+    cap.used += 1;
   }
 
   async createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group> {
@@ -261,6 +289,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
     const restriction = this.restrictionOf(connection.phone);
     if (restriction !== undefined) throw new SendRestrictedError(restriction);
     if (isGroupId(to)) return this.sendToGroup(connection, to, text, readMedia, extras);
+    if (extras?.action === undefined) this.countNewChat(connection.phone, to);
     const media = readMedia !== undefined && this.known.has(to) ? await readMedia() : undefined;
     const message = this.newMessage(connection.phone, to, text, media, extras);
     this.record({ kind: 'send', phone: connection.phone, node: connection.node, id: message.id, to, text });
@@ -426,6 +455,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
   }
 
   private newMessage(from: string, to: string, text: string, media: NetworkMedia | undefined, extras?: NetworkExtras): NetworkMessage {
+    // Only the gateway's numbers are capped, so only what they hear is remembered.
+    if (!isGroupId(to) && this.known.has(to)) this.noteCorrespondent(to, from);
     return {
       id: `sbx_${nextUlid()}`,
       from,
@@ -441,6 +472,15 @@ export class SandboxNetwork implements SandboxNetworkPort {
       ...(extras?.referral !== undefined && { referral: extras.referral }),
       ...(extras?.unavailable === true && { unavailable: true }),
     };
+  }
+
+  /** `from` wrote to `to`; each phone keeps its latest MAX_CORRESPONDENTS, so a long rehearsal stays bounded. */
+  private noteCorrespondent(to: string, from: string): void {
+    const known = this.correspondents.get(to) ?? new Set<string>();
+    known.delete(from);
+    known.add(from);
+    if (known.size > MAX_CORRESPONDENTS) known.delete(known.values().next().value!);
+    this.correspondents.set(to, known);
   }
 
   private record(entry: Omit<JournalEntry, 'seq' | 'at'>): void {

@@ -15,9 +15,17 @@ export const simulateRestriction = defineOperation(
         phone: { type: 'string', description: 'One of your sandbox numbers (E.164).' },
         kind: {
           type: 'string',
-          enum: ['restricted', 'rate_overlimit'],
+          enum: ['restricted', 'rate_overlimit', 'new_chat_cap'],
           description:
-            "restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit.",
+            "restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit; " +
+            "new_chat_cap: WhatsApp's cap on new chats, whose cycle ends at the lift time (its sends to people who never wrote to it " +
+            'past new_chats are answered 475).',
+        },
+        new_chats: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 10_000,
+          description: "With kind new_chat_cap: the cycle's quota of new chats (0 by default: the next new chat meets the cap).",
         },
         lift_after_seconds: {
           type: 'integer',
@@ -36,7 +44,11 @@ export const simulateRestriction = defineOperation(
   operationId: 'simulateRestriction',
   summary: 'Simulate WhatsApp restricting a sandbox number',
   description:
-    'Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, ' +
+    'Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" ' +
+    "caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent " +
+    'and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue ' +
+    '(202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. ' +
+    'kind "restricted" pauses the number at once (reason restricted, ' +
     'until now + lift_after_seconds); kind "rate_overlimit" answers the number\'s next send 429 rate_limited and pauses it (reason ' +
     'rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send ' +
     'policy queues them until the lift time, wait_reason paused), and number.resumed ' +
@@ -48,7 +60,7 @@ export const simulateRestriction = defineOperation(
       required: ['phone', 'kind', 'until'],
       properties: {
         phone: { type: 'string' },
-        kind: { type: 'string', enum: ['restricted', 'rate_overlimit'] },
+        kind: { type: 'string', enum: ['restricted', 'rate_overlimit', 'new_chat_cap'] },
         until: { type: 'string', format: 'date-time' },
       },
     },
@@ -57,7 +69,11 @@ export const simulateRestriction = defineOperation(
   handle: async ({ scope, body }, { sandboxInbox }) => {
     const phone = parsePhoneField(body.phone, 'phone');
     const until = new Date(Date.now() + body.lift_after_seconds * 1000);
-    const number = await sandboxInbox.restrict(scope, phone, { kind: body.kind, until });
+    const number = await sandboxInbox.restrict(scope, phone, {
+      kind: body.kind,
+      until,
+      ...(body.new_chats !== undefined && { newChats: body.new_chats }),
+    });
     return ok({ phone: number.phone, kind: body.kind, until: until.toISOString() });
   },
 });

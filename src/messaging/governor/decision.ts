@@ -1,5 +1,6 @@
 import { LazyLru } from '../../domain/lazy-lru.ts';
 import { parseClock, type SendPolicy } from '../../domain/send-policy.ts';
+import type { NewChatCap } from '../../domain/new-chat-quota.ts';
 
 /**
  * Why a message waits; `paused` is set by the queue runner from its SendHold, and `cancelling`
@@ -13,6 +14,7 @@ export type WaitReason =
   | 'per_day'
   | 'recipient_gap'
   | 'first_contacts'
+  | 'new_chat_cap'
   | 'quiet_hours'
   | 'paused'
   | 'not_connected'
@@ -26,6 +28,7 @@ export const WAIT_REASONS: readonly WaitReason[] = [
   'per_day',
   'recipient_gap',
   'first_contacts',
+  'new_chat_cap',
   'quiet_hours',
   'paused',
   'not_connected',
@@ -60,6 +63,8 @@ export interface SendHistory {
   marks: MarkView;
   /** When the number was linked: its warm-up counts days from here. */
   linkedAt: Date;
+  /** WhatsApp's cap on the number's new chats, where it is known (ADR 0058); the policy's figure alone otherwise. */
+  newChatCap?: NewChatCap | undefined;
 }
 
 /** The message to place. */
@@ -94,7 +99,7 @@ export function decide(policy: SendPolicy, history: SendHistory, candidate: Send
   let at = startAt;
   let reason: WaitReason | undefined = at > now.getTime() ? 'scheduled' : undefined;
   for (let move = 0; move < MAX_MOVES; move++) {
-    const next = firstBlockingRule(policy, history.linkedAt, history.marks, candidate, at, gapMs);
+    const next = firstBlockingRule(policy, history, candidate, at, gapMs);
     if (next === undefined) return at <= now.getTime() ? { kind: 'now' } : { kind: 'wait', until: new Date(at), reason: reason ?? 'gap' };
     at = Math.max(at + 1, next.until);
     reason = next.reason;
@@ -109,12 +114,12 @@ interface Move {
 
 function firstBlockingRule(
   policy: SendPolicy,
-  linkedAt: Date,
-  marks: MarkView,
+  history: SendHistory,
   candidate: SendCandidate,
   at: number,
   gapMs: number,
 ): Move | undefined {
+  const { marks, linkedAt } = history;
   return (
     quietHoursMove(policy, at) ??
     gapMove(marks.latest(at), at, gapMs, 'gap') ??
@@ -122,8 +127,22 @@ function firstBlockingRule(
     windowMove(marks, at, HOUR, policy.perHour, 'per_hour') ??
     windowMove(marks, at, DAY, policy.perDay, 'per_day') ??
     gapMove(marks.latestTo(candidate.recipient, at), at, policy.perRecipientGapMs, 'recipient_gap') ??
-    (candidate.firstContact ? windowMove(marks, at, DAY, firstContactCap(policy, linkedAt, at), 'first_contacts') : undefined)
+    (candidate.firstContact
+      ? (windowMove(marks, at, DAY, firstContactCap(policy, linkedAt, at), 'first_contacts') ??
+        newChatCapMove(marks, history.newChatCap, at))
+      : undefined)
   );
+}
+
+/**
+ * WhatsApp's own cap on new chats (ADR 0058): `remaining` first contacts after its read, until
+ * its cycle ends. Once they are spent (or a 475 said the number is capped, remaining 0), a first
+ * contact waits for the cycle's end, when WhatsApp renews the quota; replies never meet this rule.
+ */
+function newChatCapMove(marks: MarkView, cap: NewChatCap | undefined, at: number): Move | undefined {
+  if (cap === undefined || at >= cap.until) return undefined;
+  const spent = cap.remaining <= 0 || marks.capReachedBy(at, at - cap.since, cap.remaining, true) !== undefined;
+  return spent ? { until: cap.until, reason: 'new_chat_cap' } : undefined;
 }
 
 /** How long "typing…" shows before a message of this many characters: a person's pace, within bounds. */

@@ -252,7 +252,7 @@ export class QueueRunner {
         // The jitter was spent when the time was planned; here only the policy's floor is checked.
         const decision = decide(
           policy,
-          { marks: ledger.madeOnly, linkedAt: number.createdAt },
+          { marks: ledger.madeOnly, linkedAt: number.createdAt, newChatCap: this.governor.newChatCaps.capOf(numberId, now) },
           { recipient: waiting.toPhone, firstContact: waiting.firstContact, notBefore: null },
           now,
           () => 0,

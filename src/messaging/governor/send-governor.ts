@@ -12,6 +12,7 @@ import { ExchangeProbe } from './exchange-probe.ts';
 import type { LeaseView } from './queue-runner.ts';
 import { SendLedger, type MadeMark, type PlannedMark } from './send-ledger.ts';
 import { queueMessageWithUnit } from '../../store/repositories/send-units.ts';
+import type { NewChatCap } from '../../domain/new-chat-quota.ts';
 
 const DAY_MS = 86_400_000;
 /** With the governor off, a send_at still waits for its time: the policy of no limits. */
@@ -33,6 +34,14 @@ export type Admission =
   /** scheduledFor: when it is expected to leave; null while it waits for a pause that lasts until someone resumes the number. */
   | { kind: 'queued'; scheduledFor: Date | null; expiresAt: Date; waitReason: WaitReason };
 
+/** What the governor asks of WhatsApp's cap on a number's new chats (messaging/new-chat-caps.ts, ADR 0058). */
+export interface NewChatCapView {
+  capOf(numberId: string, at: Date): NewChatCap | undefined;
+  cappedNow(numberId: string): boolean;
+}
+
+const NO_NEW_CHAT_CAPS: NewChatCapView = { capOf: () => undefined, cappedNow: () => false };
+
 /** The stored policy settings of a number and its account (null inherits). */
 export interface StoredSettings {
   number: string | null;
@@ -53,6 +62,8 @@ export class SendGovernor {
   private readonly reading = new Map<string, ((ledger: SendLedger) => void)[]>();
   /** Called with the time of each message queued here, so the runner's timer can wake for it. */
   queuedListener: (scheduledFor: Date) => void = () => undefined;
+  /** WhatsApp's cap on each number's new chats, where its sessions read it: a first contact meets it as it meets the policy's. */
+  newChatCaps: NewChatCapView = NO_NEW_CHAT_CAPS;
   private readonly exchanges: ExchangeProbe;
 
   constructor(
@@ -70,11 +81,17 @@ export class SendGovernor {
     return resolvePolicy(readStoredSetting(stored.number), readStoredSetting(stored.account), { preset: this.config.defaultPreset });
   }
 
-  /** The policy a send obeys, or null when it goes the ungoverned way of today (off, no send_at). */
-  policyForSend(stored: StoredSettings, schedule: SendSchedule | undefined): SendPolicy | null {
+  /**
+   * The policy a send obeys, or null when it goes the ungoverned way of today (off, no send_at).
+   * A direct send (`toNumberId` set) from a number WhatsApp capped is governed too, with no
+   * limits of the policy's own, so that a first contact waits out the cap in the queue rather
+   * than meeting another 475, while a reply still goes at once (ADR 0058).
+   */
+  policyForSend(stored: StoredSettings, schedule: SendSchedule | undefined, directFrom?: string): SendPolicy | null {
     const { policy } =
       stored.number === null && stored.account === null && this.config.defaultPreset === 'off' ? { policy: null } : this.resolve(stored);
     if (policy !== null) return policy;
+    if (directFrom !== undefined && this.newChatCaps.cappedNow(directFrom)) return NO_LIMITS;
     return schedule?.sendAt !== undefined ? NO_LIMITS : null;
   }
 
@@ -114,7 +131,8 @@ export class SendGovernor {
     held: { until: Date | null } | null = null,
   ): Promise<Admission> {
     const recipient = message.group == null ? message.toPhone : message.group.id;
-    const countsFirstContacts = message.group == null && needsFirstContacts(policy);
+    const countsFirstContacts =
+      message.group == null && (needsFirstContacts(policy) || this.newChatCaps.capOf(number.id, new Date()) !== undefined);
     // Asked before the lock, so that the database's answer is never waited for under it; a
     // recipient the ledger knows (a send of the day, one waiting, one decided a moment ago by a
     // concurrent send) is no first contact whatever the database said.
@@ -132,7 +150,7 @@ export class SendGovernor {
       const notBefore = Math.max(tail, sendAt?.getTime() ?? 0);
       const decision = decide(
         policy,
-        { marks: ledger.withQueue, linkedAt: number.createdAt },
+        { marks: ledger.withQueue, linkedAt: number.createdAt, newChatCap: this.newChatCaps.capOf(number.id, now) },
         { recipient, firstContact, notBefore: notBefore === 0 ? null : new Date(notBefore) },
         now,
         this.random,
@@ -161,7 +179,8 @@ export class SendGovernor {
               at: scheduledFor.getTime(),
               recipient: message.toPhone,
               firstContact,
-              scheduled: waitReason === 'scheduled',
+              // Out of turn: a first contact held for WhatsApp's cap does not hold the replies behind it.
+              scheduled: waitReason === 'scheduled' || waitReason === 'new_chat_cap',
               bytes,
             });
       return { now, firstContact, waitReason, scheduledFor, expiresAt, takeBack };

@@ -8,7 +8,10 @@ export interface PlannedMark {
   at: number;
   recipient: string;
   firstContact: boolean;
-  /** It waits for its own send_at: it keeps its place in time and is not the queue's tail. */
+  /**
+   * It waits for its own send_at, or for WhatsApp's cap on new chats to renew (ADR 0058): it
+   * keeps its place in time and is not the queue's tail, so a reply is not held behind it.
+   */
   scheduled: boolean;
   /** What its content takes in the database (text and structured content, UTF-8). */
   bytes: number;

@@ -2,6 +2,8 @@ import { AppError } from '../../domain/errors.ts';
 import type { Message, WhatsAppNumber } from '../../domain/model.ts';
 import { dueUnderPause } from '../../domain/number-pauses.ts';
 import { findPause } from '../../store/repositories/number-pauses.ts';
+import { findNewChatQuota } from '../../store/repositories/new-chat-quotas.ts';
+import type { NewChatQuotaState } from '../../domain/new-chat-quota.ts';
 import { policyBody, policyOf, storedSetting, type PolicySetting, type SendPolicyBody } from '../../domain/send-policy.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
@@ -45,6 +47,8 @@ export interface QueueView {
   messages: ShownWaitingMessage[];
   nextCursor: string | null;
   policy: PresentedPolicy;
+  /** WhatsApp's cap on the number's new chats as last read (ADR 0058); undefined when it was never read. */
+  newChatQuota: NewChatQuotaState | undefined;
 }
 
 /** What the dashboard shows of a number's sending: its queue and its sends per hour of the last day. */
@@ -101,11 +105,12 @@ export class SendQueueService {
 
   async view(number: WhatsAppNumber, limit: number, cursor: string | undefined, offset = 0): Promise<QueueView> {
     const after = cursor === undefined ? undefined : parseCursor(cursor);
-    const [counts, page, policy, pause] = await Promise.all([
+    const [counts, page, policy, pause, newChatQuota] = await Promise.all([
       countWaitingByReason(this.store.db, number.id),
       listWaitingPage(this.store.db, number.id, limit + 1, after, offset),
       this.numberPolicy(number),
       findPause(this.store.db, number.id),
+      findNewChatQuota(this.store.db, number.id),
     ]);
     const messages = page.slice(0, limit);
     const last = messages.at(-1);
@@ -123,6 +128,7 @@ export class SendQueueService {
       // The cursor keeps the stored order, whatever is shown.
       nextCursor: page.length > limit && last !== undefined ? `${last.scheduledFor.getTime()}_${last.id}` : null,
       policy,
+      newChatQuota,
     };
   }
 

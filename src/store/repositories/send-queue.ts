@@ -179,7 +179,7 @@ export async function readLedgerMarks(db: Executor, numberId: string, since: Dat
       at: Number(row.at),
       recipient: row.to_phone,
       firstContact: row.first_contact === 1,
-      scheduled: row.wait_reason === 'scheduled',
+      scheduled: row.wait_reason === 'scheduled' || row.wait_reason === 'new_chat_cap',
       bytes: Number(row.bytes),
     })),
   };

@@ -58,6 +58,7 @@ const QUIET_TIMINGS: SessionTimings = {
   watchdogIntervalMs: 60_000,
   probeTimeoutMs: 20,
   placeholderWaitMs: 60_000,
+  quotaCheckIntervalMs: 60 * 60_000,
 };
 const WATCHDOG_TIMINGS: SessionTimings = {
   reconnect,
@@ -65,6 +66,7 @@ const WATCHDOG_TIMINGS: SessionTimings = {
   watchdogIntervalMs: 10,
   probeTimeoutMs: 20,
   placeholderWaitMs: 60_000,
+  quotaCheckIntervalMs: 60 * 60_000,
 };
 
 function ourNumber(): WhatsAppNumber {

@@ -42,6 +42,7 @@ describe('a restart of the shared sandbox network', () => {
         groupChanged: async () => undefined,
         numberRestricted: async () => undefined,
         restrictionLifted: async () => undefined,
+        newChatQuota: async () => undefined,
         identitiesLearned: async () => undefined,
         incomingCall: async () => undefined,
         presenceUpdate: async () => undefined,

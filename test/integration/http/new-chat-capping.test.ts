@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { accountScope } from '../../../src/domain/tenant-scope.ts';
+import { dialects } from '../../support/databases.ts';
+import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
+import { payloadOf, webhookEnv } from '../../support/delivery-support.ts';
+
+const KNOWN = '+14155550160';
+const FIRST = '+14155550161';
+const SECOND = '+14155550162';
+const THIRD = '+14155550163';
+
+// WhatsApp's cap on new chats, rehearsed on the sandbox network (issue 42 items 3 and 6): a send
+// to someone who never wrote to the number, past the rehearsed quota, is refused with 475 as
+// WhatsApp refuses it (200 sent, then failed with error_code 475); number.capped follows, and
+// from then on first contacts wait for the cycle's end while replies go at once.
+for (const dialect of dialects) {
+  describe(`a sandbox number's rehearsed cap on new chats (${dialect})`, () => {
+    let test: TestGateway;
+    let receiver: WebhookReceiver;
+    let account: SeededAccount;
+
+    before(async () => {
+      test = await startTestGateway(dialect, { ...webhookEnv(), WAGW_SEND_QUEUE_CHECK_MS: '100' });
+      test.gateway.deliveryWorker.start();
+      test.gateway.queueRunner.start();
+      receiver = await WebhookReceiver.start();
+      account = await seedAccount(test.gateway, { numbers: 1 });
+      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: receiver.url(),
+        eventTypes: ['number.capped', 'message.status'],
+      });
+    });
+
+    after(async () => {
+      await test?.close();
+      await receiver?.close();
+    });
+
+    const phone = () => account.phones[0]!;
+    const send = (to: string) => test.post('/send_message', { from_phone: phone(), to_phone: to, message: 'hello' }, account.apiKey);
+    const queue = async () =>
+      (
+        await test.inject({
+          method: 'GET',
+          url: `/api/numbers/${encodeURIComponent(phone())}/queue`,
+          headers: { authorization: `Bearer ${account.apiKey}` },
+        })
+      ).json();
+    const waitFor = (count: number, matches: (payload: Record<string, unknown>) => boolean) =>
+      receiver.waitForRequests(count, (request: ReceivedRequest) => matches(payloadOf(request)));
+    const statusOf = (messageId: string, status: string) => (payload: Record<string, unknown>) =>
+      payload.event === 'message.status' && payload.message_id === messageId && payload.status === status;
+
+    it('a 475 holds first contacts until the cycle ends, a reply still goes, and the queue shows the quota', async () => {
+      const written = await test.post('/sandbox/receive', { from_phone: KNOWN, to_phone: phone(), message: 'hi' }, account.apiKey);
+      assert.equal(written.statusCode, 200, written.body);
+      const rehearsed = await test.post(
+        '/sandbox/restrict',
+        { phone: phone(), kind: 'new_chat_cap', new_chats: 1, lift_after_seconds: 2 },
+        account.apiKey,
+      );
+      assert.equal(rehearsed.statusCode, 200, rehearsed.body);
+      const until = rehearsed.json().until as string;
+
+      assert.equal((await send(FIRST)).statusCode, 200, 'the one new chat of the quota goes');
+      const capped = await send(SECOND);
+      assert.equal(capped.statusCode, 200, 'WhatsApp takes the send, and refuses it in its ack');
+      const [failed] = await waitFor(1, statusOf(capped.json().message_id, 'failed'));
+      assert.equal(payloadOf(failed!).error_code, '475');
+      const [event] = await waitFor(1, (payload) => payload.event === 'number.capped');
+      assert.deepEqual(
+        [payloadOf(event!).number, payloadOf(event!).until, payloadOf(event!).total, payloadOf(event!).used],
+        [phone(), until, 1, 1],
+      );
+
+      const held = await send(THIRD);
+      assert.equal(held.statusCode, 202, held.body);
+      assert.deepEqual([held.json().wait_reason, held.json().scheduled_for], ['new_chat_cap', until]);
+      const reply = await send(KNOWN);
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.equal(reply.json().status, 'sent');
+
+      const view = await queue();
+      assert.deepEqual([view.total, view.counts.new_chat_cap], [1, 1]);
+      assert.deepEqual(
+        { ...view.new_chat_quota, read_at: undefined },
+        {
+          status: 'capped',
+          total: 1,
+          used: 1,
+          remaining: 0,
+          cycle_ends_at: until,
+          capped_until: until,
+          source: 'whatsapp',
+          error: null,
+          read_at: undefined,
+        },
+      );
+
+      // The cycle ends: the held first contact leaves, and WhatsApp takes it.
+      await waitFor(1, statusOf(held.json().message_id, 'sent'));
+      assert.ok(Date.now() >= Date.parse(until), 'not before the cycle ended');
+      assert.equal((await queue()).total, 0);
+    });
+  });
+}
