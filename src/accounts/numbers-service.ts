@@ -107,20 +107,20 @@ export class NumbersService {
 
   /**
    * Changes the settings given (auto read, call rejection, showing online); the rest keep theirs.
-   * With an actor (the CLI, the operator API) the change is an audit row naming what changed.
+   * The change is an audit row naming what changed and who changed it (the API key, the signed-in
+   * user, the operator token, the CLI), written in the change's transaction.
    */
-  async updateSettings(scope: TenantScope, phoneOrId: string, settings: NumberSettings, actor?: AuditActor): Promise<WhatsAppNumber> {
+  async updateSettings(scope: TenantScope, phoneOrId: string, settings: NumberSettings, actor: AuditActor): Promise<WhatsAppNumber> {
     const number = await this.findNumber(scope, phoneOrId);
     if (typeof settings.holderUserId === 'string') await this.assertUserOf(number.accountId, settings.holderUserId);
     const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
     await this.store.db.transaction().execute(async (trx) => {
       await updateNumberSettings(trx, number.accountId, number.id, settings);
-      if (actor !== undefined)
-        await recordAudit(trx, actor, 'number.settings_changed', {
-          accountId: number.accountId,
-          targetId: number.id,
-          details: { phone: number.phone, ...settingsDetails(settings) },
-        });
+      await recordAudit(trx, actor, 'number.settings_changed', {
+        accountId: number.accountId,
+        targetId: number.id,
+        details: { phone: number.phone, ...settingsDetails(settings) },
+      });
     });
     await this.store.lookups.numbersChanged();
     return { ...number, ...defined };

@@ -2,7 +2,7 @@ import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
+import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { CALL_REPLY_TEXT_MAX_LENGTH } from '../../domain/calls.ts';
 import { isPresetName, PRESET_NAMES, type PolicySetting } from '../../domain/send-policy.ts';
 import { attempt, formErrorText, formText } from '../forms.ts';
@@ -64,10 +64,15 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Services): 
         limit: CALL_REPLY_TEXT_MAX_LENGTH,
       });
     }
-    await gateway.numbers.updateSettings(accountOf(request).scope, request.params.id, {
-      rejectCalls: formText(request.body, 'reject_calls') === 'on',
-      callReplyText: replyText === '' ? null : replyText,
-    });
+    await gateway.numbers.updateSettings(
+      accountOf(request).scope,
+      request.params.id,
+      {
+        rejectCalls: formText(request.body, 'reject_calls') === 'on',
+        callReplyText: replyText === '' ? null : replyText,
+      },
+      userActor(request),
+    );
     return redirectWithNotice(reply, '/numbers', 'call_settings_saved');
   });
 

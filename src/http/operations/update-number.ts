@@ -68,7 +68,7 @@ export const updateNumber = defineOperation(
   // Showing online acts through the session, so a change of it runs where the session is.
   owner: ({ scope, params, body }, { numbers }) =>
     body.show_online === undefined ? undefined : numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ scope, params, body }, { numbers, presence, pauses, sendQueues }) => {
+  handle: async ({ scope, actor, params, body }, { numbers, presence, pauses, sendQueues }) => {
     const settings = {
       autoRead: body.auto_read,
       rejectCalls: body.reject_calls,
@@ -77,7 +77,7 @@ export const updateNumber = defineOperation(
     };
     const changesSettings = Object.values(settings).some((value) => value !== undefined);
     const number = changesSettings
-      ? await numbers.updateSettings(scope, params.id, settings).catch(unknownNumberId)
+      ? await numbers.updateSettings(scope, params.id, settings, actor).catch(unknownNumberId)
       : await numbers.findNumber(scope, params.id).catch(unknownNumberId);
     if (body.show_online !== undefined) await presence.applyShowOnline(number);
     const policy =

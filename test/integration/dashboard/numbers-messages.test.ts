@@ -107,6 +107,13 @@ for (const dialect of dialects) {
         assert.equal(saved.statusCode, 303);
         let stored = await test.gateway.numbers.findNumber(operatorScope(), acmeTwo.id);
         assert.deepEqual([stored.rejectCalls, stored.callReplyText], [true, 'Please write <instead>.']);
+        const audited = await test.gateway.store.db
+          .selectFrom('audit_events')
+          .select(['actor_kind', 'actor_label'])
+          .where('target_id', '=', acmeTwo.id)
+          .where('action', '=', 'number.settings_changed')
+          .execute();
+        assert.deepEqual(audited, [{ actor_kind: 'user', actor_label: 'owner@acme.test' }], 'an audit row names the signed-in user');
         const shown = await owner.get('/numbers');
         assert.match(shown.body, /Please write &(lt|#60|#x3[cC]);instead/, 'the reply is shown escaped');
         assert.doesNotMatch(shown.body, /Please write <instead>/);
