@@ -105,6 +105,7 @@ async function closeGateway(
   await messaging.queueRunner.stop();
   messaging.typing.stop();
   sessions.pauses.stop();
+  await webhooks.eventStreams.stop();
   await webhooks.deliveryWorker.stop();
   webhooks.webhookClient.close();
   media.mediaFetcher.close();

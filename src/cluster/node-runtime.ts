@@ -13,6 +13,8 @@ export interface NodeWork {
   /** Resolves once the sessions of the leases claimed so far have started. */
   sessionsStarted(): Promise<void>;
   deliveryWorker: { start(): void; stop(): Promise<void> };
+  /** Closes the event streams' connections, telling each client to come back to any node. */
+  eventStreams: { stop(): Promise<void> };
   /** Fail sends a crash cut off and purge what has expired (src/cluster/sweeps.ts); run at start, in order, then each on its interval. */
   sweeps: readonly ScheduledTask[];
   /** Runs the send queues of the numbers the node owns. */
@@ -96,6 +98,7 @@ export class NodeRuntime {
     await this.work.stopLinking();
     await this.work.keeper.stop();
     if (this.started) await this.work.revocations.stop();
+    await this.work.eventStreams.stop();
     await this.work.deliveryWorker.stop();
   }
 

@@ -86,6 +86,25 @@ export interface RabbitmqTarget {
   routingKey: string;
 }
 
+/**
+ * An event stream's URL is the path its client connects to (`/webhooks/{id}/stream`, a WebSocket;
+ * docs/adr/0068-event-streams.md): relative, so no HTTP or AMQP URL is ever taken for one.
+ */
+export function streamPath(webhookId: string): string {
+  return `/webhooks/${webhookId}/stream`;
+}
+
+/** Whether a destination is an event stream, which its client's connection takes its events from. */
+export function isStreamUrl(url: string): boolean {
+  return url.startsWith('/');
+}
+
+/**
+ * The claim written on a stream's deliveries: one that never lapses, so no delivery worker ever
+ * takes one. Only the connection holding the stream sends them (src/webhooks/event-streams.ts).
+ */
+export const STREAM_HELD = 8_640_000_000_000_000;
+
 /** Whether a destination URL names a RabbitMQ broker rather than an HTTP endpoint. */
 export function isAmqpUrl(url: string): boolean {
   return /^amqps?:\/\//i.test(url);

@@ -23,6 +23,7 @@ import { documentAdditions, finishDocument, registerSharedSchemas } from './open
 import { validatorsByPart } from './request-validation.ts';
 import { serializersWithReachedSchemas } from './response-serializers.ts';
 import { publicOperations } from './operations/catalogue.ts';
+import { acceptEventStreams } from './event-stream-upgrade.ts';
 import { keyedPathMatcher, type OperationRegistryServices, registerOperations } from './operations/registry.ts';
 import { namedScope } from '../web/named-scope.ts';
 
@@ -36,8 +37,10 @@ type Services = OperationRegistryServices &
     | 'accounts'
     | 'apiKeys'
     | 'audit'
+    | 'authenticator'
     | 'clusterKey'
     | 'config'
+    | 'eventStreams'
     | 'keeper'
     | 'logger'
     | 'media'
@@ -49,6 +52,7 @@ type Services = OperationRegistryServices &
     | 'scheduler'
     | 'store'
     | 'team'
+    | 'webhooks'
     | 'writeFailures'
   >;
 
@@ -186,6 +190,7 @@ export async function buildApi(gateway: Services): Promise<FastifyInstance> {
   await registerOperatorOperations(app, gateway, operatorOperations);
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway, [...publicOperations, ...numberControlOperations]);
+  acceptEventStreams(app.server, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -32,6 +32,7 @@ import * as operatorTokens from './migrations/0031-operator-tokens.ts';
 import * as rabbitmqSinks from './migrations/0035-rabbitmq-sinks.ts';
 import * as queueClears from './migrations/0036-queue-clears.ts';
 import * as newChatQuotas from './migrations/0038-new-chat-quotas.ts';
+import * as eventStreams from './migrations/0041-event-streams.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0035-rabbitmq-sinks': rabbitmqSinks,
   '0036-queue-clears': queueClears,
   '0038-new-chat-quotas': newChatQuotas,
+  '0041-event-streams': eventStreams,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -255,6 +255,9 @@ export interface WebhooksTable {
   /** A RabbitMQ sink's exchange and routing-key template (migration 0035). Null for HTTP. */
   amqp_exchange: ColumnType<string | null, string | null | undefined, string | null>;
   amqp_routing_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** An event stream's connection holding it now, and how many events it has sent (migration 0041). Null for others. */
+  stream_holder: ColumnType<string | null, string | null | undefined, string | null>;
+  stream_sent: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: number;
   updated_at: number;
 }
@@ -309,6 +312,8 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  /** A stream's delivery: its place in what the stream has sent; null until sent (migration 0041). */
+  stream_position: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface WebhookAttemptsTable {

@@ -54,6 +54,8 @@ export interface DeliveryWorkerOptions {
   onAttempt?: (state: DeliveryState, durationSeconds: number, lagSeconds: number) => void;
   /** Told of every attempt started, with how the delivery reached the worker. */
   onStarted?: (source: DeliverySource) => void;
+  /** Told when deliveries were written on this node, some of which may be for its event streams. */
+  onQueued?: () => void;
 }
 
 /** Handed over by the write that queued the delivery, or claimed from the outbox. */
@@ -149,6 +151,7 @@ export class DeliveryWorker implements DeliveryNotifier {
 
   deliveriesQueued(enqueued?: Enqueued): void {
     if (enqueued !== undefined && enqueued.count === 0) return;
+    this.options.onQueued?.();
     const handedOver = enqueued?.handedOver ?? [];
     if (handedOver.length > 0) {
       if (!this.running) void this.handBack(handedOver);

@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import { inScope, subscriptionOf, type EventPayload, type Webhook } from '../domain/webhooks.ts';
+import { inScope, isStreamUrl, STREAM_HELD, subscriptionOf, type EventPayload, type Webhook } from '../domain/webhooks.ts';
 import type { Executor } from '../store/database.ts';
 import type { Message } from '../domain/model.ts';
 import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
@@ -132,6 +132,11 @@ function eventFor(
   const deliveries: EventDelivery[] = [];
   const handedOver: HandedOverDelivery[] = [];
   for (const webhook of webhooks) {
+    // A stream's deliveries wait for the connection holding it, never for a worker's claim.
+    if (isStreamUrl(webhook.url)) {
+      deliveries.push({ id: newId('delivery'), webhookId: webhook.id, claimedUntil: STREAM_HELD });
+      continue;
+    }
     const secrets = 'secrets' in webhook ? webhook.secrets : undefined;
     const claimedUntil = secrets === undefined ? null : (notifier?.claimForNew(webhook.id, now) ?? null);
     const delivery: EventDelivery = { id: newId('delivery'), webhookId: webhook.id, claimedUntil };

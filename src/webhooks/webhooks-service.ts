@@ -6,6 +6,8 @@ import {
   isWebhookEventType,
   messageScopes,
   isAmqpUrl,
+  isStreamUrl,
+  streamPath,
   testEventPayload,
   webhookEventTypes,
   type MessageScope,
@@ -18,7 +20,7 @@ import { findAccountById, lockAccount } from '../store/repositories/accounts.ts'
 import { findDelivery, listAttempts, listDeliveries, scheduleRedelivery } from '../store/repositories/deliveries.ts';
 import * as webhooks from '../store/repositories/webhooks.ts';
 import type { AddressPolicy } from './address-guard.ts';
-import { checkDestination, checkRabbitmqTarget } from './destination-check.ts';
+import { checkDestination, checkRabbitmqTarget, type CheckedDestination } from './destination-check.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 import { generateWebhookSecret } from './signing.ts';
 import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
@@ -41,6 +43,8 @@ export interface WebhookInput {
   enabled?: boolean;
   /** Where a RabbitMQ sink (an amqp:// or amqps:// url) publishes. */
   rabbitmq?: RabbitmqTarget;
+  /** An event stream, which its client reads over a WebSocket, instead of a url (ADR 0068); only when made. */
+  stream?: boolean;
 }
 
 export interface DeliveryWithAttempts {
@@ -76,9 +80,16 @@ export class WebhooksService {
       throw new AppError('account_not_found', `There is no account ${accountId}.`);
     }
     const now = new Date();
-    const destination = await checkDestination(this.addressPolicy, this.secretBox, input.url ?? '', input.rabbitmq);
+    const id = newId('webhook');
+    if (input.stream !== true && input.url === undefined) {
+      throw new AppError('invalid_request', 'A webhook needs a url (or stream: true for an event stream).', { field: 'url' });
+    }
+    const destination =
+      input.stream === true
+        ? streamDestination(id, input)
+        : await checkDestination(this.addressPolicy, this.secretBox, input.url ?? '', input.rabbitmq);
     const webhook: Webhook = {
-      id: newId('webhook'),
+      id,
       accountId,
       url: destination.url,
       eventTypes: parseEventTypes(input.eventTypes ?? ['message']),
@@ -123,6 +134,21 @@ export class WebhooksService {
   async getWebhook(scope: TenantScope, id: string): Promise<Webhook> {
     const webhook = await webhooks.findWebhook(this.store.db, scope, id);
     if (webhook === undefined) throw new AppError('webhook_not_found', `There is no webhook ${id}.`);
+    return webhook;
+  }
+
+  /** An event stream of the scope, for a client connecting to it; another account's is not found. */
+  async getStream(scope: TenantScope, id: string): Promise<Webhook> {
+    const webhook = await this.getWebhook(scope, id);
+    if (!isStreamUrl(webhook.url)) {
+      throw new AppError(
+        'not_an_event_stream',
+        `${id} delivers to ${webhook.url}; only an event stream (made with stream: true) is read here.`,
+        {
+          webhook_id: id,
+        },
+      );
+    }
     return webhook;
   }
 
@@ -234,6 +260,15 @@ export class WebhooksService {
    * change on their own; its broker URL, whose password is not shown, only by being given whole.
    */
   private async destinationChanges(before: Webhook, input: WebhookInput): Promise<webhooks.WebhookChanges> {
+    if (isStreamUrl(before.url) && (input.url !== undefined || input.rabbitmq !== undefined)) {
+      throw new AppError(
+        'invalid_request',
+        'An event stream has no url or rabbitmq: its client connects to it. Make a webhook for a URL.',
+        {
+          field: input.url !== undefined ? 'url' : 'rabbitmq',
+        },
+      );
+    }
     // A form that sends back a sink's URL as shown (without its password) keeps the sealed one.
     if (input.url !== undefined && before.rabbitmq !== null && sameUrl(input.url, before.url)) {
       return this.destinationChanges(before, { ...input, url: undefined });
@@ -249,6 +284,17 @@ export class WebhooksService {
     const destination = await checkDestination(this.addressPolicy, this.secretBox, input.url, rabbitmq);
     return { url: destination.url, sealedTarget: destination.sealedTarget, rabbitmq: destination.rabbitmq };
   }
+}
+
+/** An event stream's destination: the path its client connects to, and nothing else given. */
+function streamDestination(id: string, input: WebhookInput): CheckedDestination {
+  const extra = input.url !== undefined ? 'url' : input.rabbitmq !== undefined ? 'rabbitmq' : undefined;
+  if (extra !== undefined) {
+    throw new AppError('invalid_request', `An event stream takes no ${extra}: its client connects to it (stream: true, or a url).`, {
+      field: extra,
+    });
+  }
+  return { url: streamPath(id), sealedTarget: null, rabbitmq: null };
 }
 
 function sameUrl(given: string, shown: string): boolean {

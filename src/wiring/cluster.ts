@@ -74,6 +74,7 @@ export function buildCluster({
       keeper,
       sessionsStarted: () => supervisor.sessionsStarted(),
       deliveryWorker: webhooks.deliveryWorker,
+      eventStreams: webhooks.eventStreams,
       queueRunner: messaging.queueRunner,
       stopLinking: () => messaging.linking.stopAll(),
       revocations,

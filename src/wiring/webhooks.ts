@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { AddressPolicy } from '../webhooks/address-guard.ts';
 import { AmqpPublisher } from '../webhooks/amqp-publisher.ts';
 import { DeliveryWorker } from '../webhooks/delivery-worker.ts';
+import { EventStreams } from '../webhooks/event-streams.ts';
 import { WebhookHttpClient } from '../webhooks/webhook-http.ts';
 import { WebhooksService } from '../webhooks/webhooks-service.ts';
 import type { GatewayKeys } from './keys.ts';
@@ -15,6 +16,8 @@ export interface WebhookParts {
   webhookClient: WebhookHttpClient;
   /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
   deliveryWorker: DeliveryWorker;
+  /** The event streams whose WebSocket clients this node serves (ADR 0068). */
+  eventStreams: EventStreams;
   webhooks: WebhooksService;
 }
 
@@ -24,6 +27,7 @@ export function buildWebhooks(config: Config, storage: StorageParts, keys: Gatew
   const addressPolicy = { everything: config.webhooks.allowPrivateAddresses, hosts: config.webhooks.allowedPrivateHosts };
   const client = new WebhookHttpClient({ timeoutMs: config.webhooks.timeoutMs, addressPolicy, userAgent: `wa-gateway/${config.version}` });
   const amqp = new AmqpPublisher({ timeoutMs: config.webhooks.timeoutMs, addressPolicy });
+  const eventStreams = new EventStreams(store, logger);
   const deliveryWorker = new DeliveryWorker({
     store,
     committer,
@@ -34,7 +38,9 @@ export function buildWebhooks(config: Config, storage: StorageParts, keys: Gatew
     logger,
     onAttempt: (state, durationSeconds, lagSeconds) => metrics.webhookAttempted(state, durationSeconds, lagSeconds),
     onStarted: (source) => metrics.webhookStarted(source),
+    // A stream's deliveries committed here are sent by its connection at once, not at its next poll.
+    onQueued: () => eventStreams.wake(),
   });
   const webhooks = new WebhooksService(store, committer, keys.secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount);
-  return { addressPolicy, webhookClient: client, deliveryWorker, webhooks };
+  return { addressPolicy, webhookClient: client, deliveryWorker, eventStreams, webhooks };
 }

@@ -1132,6 +1132,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event stream's events over a WebSocket
+         * @description Connect with a WebSocket client (Upgrade: websocket) and the Authorization header of a key with the webhooks scope. Each text frame is one event: its webhook body (the `webhooks` section of this document) with `event_id` first, in the order the events happened, as they commit, on whichever node you reach. Reconnect with `last_event_id` to be sent what followed it, and nothing twice. The stream takes no messages. It closes with 4409 when another connection takes it, 4410 when last_event_id is not one it sent (or is past the delivery log), 1001 when the node restarts, 1011 on a database failure. A plain GET answers 426.
+         */
+        get: operations["streamWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -2218,6 +2238,26 @@ export interface paths {
          * @description Sends the delivery again now, whatever its state, with the same webhook-id (so a receiver that kept it can tell a repeat), and answers it as it is now. A delivery of another webhook is not found through this one.
          */
         post: operations["redeliverWebhookDeliveryApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event stream's events over a WebSocket
+         * @description Connect with a WebSocket client (Upgrade: websocket) and the Authorization header of a key with the webhooks scope. Each text frame is one event: its webhook body (the `webhooks` section of this document) with `event_id` first, in the order the events happened, as they commit, on whichever node you reach. Reconnect with `last_event_id` to be sent what followed it, and nothing twice. The stream takes no messages. It closes with 4409 when another connection takes it, 4410 when last_event_id is not one it sent (or is past the delivery log), 1001 when the node restarts, 1011 on a database failure. A plain GET answers 426.
+         */
+        get: operations["streamWebhookEventsApi"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4736,7 +4776,7 @@ export interface components {
         Webhook: {
             /** @description wh_… */
             id: string;
-            /** @description The receiver, an absolute http(s) URL; for a RabbitMQ sink, the broker's amqp(s) URL without its password. */
+            /** @description The receiver, an absolute http(s) URL; for a RabbitMQ sink, the broker's amqp(s) URL without its password; for an event stream, the path its WebSocket client connects to (/webhooks/{id}/stream). */
             url: string;
             /** @description Only on a RabbitMQ sink: where it publishes. */
             rabbitmq?: {
@@ -5487,8 +5527,10 @@ export interface components {
             webhooks: components["schemas"]["Webhook"][];
         };
         CreateWebhookRequest: {
-            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). An amqp:// or amqps:// URL (user, password and vhost in it) makes a RabbitMQ sink, which needs rabbitmq; it is stored sealed and shown without its password. */
-            url: string;
+            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). An amqp:// or amqps:// URL (user, password and vhost in it) makes a RabbitMQ sink, which needs rabbitmq; it is stored sealed and shown without its password. Required unless stream is true. */
+            url?: string;
+            /** @description true makes an event stream instead of a webhook: it takes no url, and its client reads its events over a WebSocket at GET /webhooks/{id}/stream, resuming after the last event_id it saw (docs/webhooks.md, "Event streams"). */
+            stream?: boolean;
             /** @description The events it receives (at least one). */
             events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "number.capped" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
             /** @description What it is for, up to 500 characters; null clears it. */
@@ -12062,6 +12104,111 @@ export interface components {
             };
         };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        StreamWebhookEventsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        StreamWebhookEventsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        StreamWebhookEventsError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). */
+        StreamWebhookEventsError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found";
+                };
+            };
+        };
+        /** @description `not_an_event_stream`: The webhook delivers to a URL or a broker; only an event stream is read over a WebSocket. */
+        StreamWebhookEventsError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_an_event_stream";
+                };
+            };
+        };
+        /** @description `upgrade_required`: The path is a WebSocket: connect with a WebSocket client (Upgrade: websocket). */
+        StreamWebhookEventsError426: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "upgrade_required";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        StreamWebhookEventsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        StreamWebhookEventsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         ListAccountsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -14776,6 +14923,14 @@ export type ResponseRedeliverWebhookDeliveryError404 = components['responses']['
 export type ResponseRedeliverWebhookDeliveryError413 = components['responses']['RedeliverWebhookDeliveryError413'];
 export type ResponseRedeliverWebhookDeliveryError500 = components['responses']['RedeliverWebhookDeliveryError500'];
 export type ResponseRedeliverWebhookDeliveryError503 = components['responses']['RedeliverWebhookDeliveryError503'];
+export type ResponseStreamWebhookEventsError400 = components['responses']['StreamWebhookEventsError400'];
+export type ResponseStreamWebhookEventsError401 = components['responses']['StreamWebhookEventsError401'];
+export type ResponseStreamWebhookEventsError403 = components['responses']['StreamWebhookEventsError403'];
+export type ResponseStreamWebhookEventsError404 = components['responses']['StreamWebhookEventsError404'];
+export type ResponseStreamWebhookEventsError409 = components['responses']['StreamWebhookEventsError409'];
+export type ResponseStreamWebhookEventsError426 = components['responses']['StreamWebhookEventsError426'];
+export type ResponseStreamWebhookEventsError500 = components['responses']['StreamWebhookEventsError500'];
+export type ResponseStreamWebhookEventsError503 = components['responses']['StreamWebhookEventsError503'];
 export type ResponseListAccountsError400 = components['responses']['ListAccountsError400'];
 export type ResponseListAccountsError401 = components['responses']['ListAccountsError401'];
 export type ResponseListAccountsError500 = components['responses']['ListAccountsError500'];
@@ -17063,6 +17218,31 @@ export interface operations {
             503: components["responses"]["RedeliverWebhookDeliveryError503"];
         };
     };
+    streamWebhookEvents: {
+        parameters: {
+            query?: {
+                /** @description The event_id of the last frame the client saw: the stream sends again what it sent after that, and nothing before. */
+                last_event_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["StreamWebhookEventsError400"];
+            401: components["responses"]["StreamWebhookEventsError401"];
+            403: components["responses"]["StreamWebhookEventsError403"];
+            404: components["responses"]["StreamWebhookEventsError404"];
+            409: components["responses"]["StreamWebhookEventsError409"];
+            426: components["responses"]["StreamWebhookEventsError426"];
+            500: components["responses"]["StreamWebhookEventsError500"];
+            503: components["responses"]["StreamWebhookEventsError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -19139,6 +19319,31 @@ export interface operations {
             413: components["responses"]["RedeliverWebhookDeliveryError413"];
             500: components["responses"]["RedeliverWebhookDeliveryError500"];
             503: components["responses"]["RedeliverWebhookDeliveryError503"];
+        };
+    };
+    streamWebhookEventsApi: {
+        parameters: {
+            query?: {
+                /** @description The event_id of the last frame the client saw: the stream sends again what it sent after that, and nothing before. */
+                last_event_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["StreamWebhookEventsError400"];
+            401: components["responses"]["StreamWebhookEventsError401"];
+            403: components["responses"]["StreamWebhookEventsError403"];
+            404: components["responses"]["StreamWebhookEventsError404"];
+            409: components["responses"]["StreamWebhookEventsError409"];
+            426: components["responses"]["StreamWebhookEventsError426"];
+            500: components["responses"]["StreamWebhookEventsError500"];
+            503: components["responses"]["StreamWebhookEventsError503"];
         };
     };
     listAccounts: {

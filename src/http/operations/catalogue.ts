@@ -50,6 +50,7 @@ import { clearNumberQueue, getNumberQueue } from './number-queue.ts';
 import { getAccountSendPolicy, updateAccountSendPolicy } from './account-send-policy.ts';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from './webhooks/manage-webhooks.ts';
 import { listWebhookDeliveries, redeliverWebhookDelivery, rotateWebhookSecret, testWebhook } from './webhooks/webhook-actions.ts';
+import { streamWebhookEvents } from './webhooks/stream-webhook-events.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -117,4 +118,5 @@ export const publicOperations: readonly AnyOperation[] = [
   testWebhook,
   listWebhookDeliveries,
   redeliverWebhookDelivery,
+  streamWebhookEvents,
 ];

@@ -180,6 +180,9 @@ function leftBehind(
  * cost follows the number of webhooks with work, not the number of deliveries queued. Ordering
  * by next_attempt_at as well changes no answer, but only the claim index yields that order, and
  * PostgreSQL otherwise may walk the (webhook_id, created_at) index past every delivered row.
+ * An event stream (its URL a path) is left out before its deliveries are read: they are its
+ * connection's to send, held by a claim that never lapses, and a stream away from its client
+ * may hold many.
  */
 async function webhooksWithDueWork(db: Executor, now: number): Promise<string[]> {
   const result = await sql<{ webhook_id: string }>`
@@ -203,7 +206,7 @@ async function webhooksWithDueWork(db: Executor, now: number): Promise<string[]>
       ) as oldest_due_at
       from pending_webhooks
       inner join webhooks on webhooks.id = pending_webhooks.webhook_id
-      where webhooks.enabled = 1
+      where webhooks.enabled = 1 and webhooks.url not like '/%'
     ) as due
     where due.oldest_due_at is not null
     order by due.oldest_due_at`.execute(db);

@@ -4,7 +4,8 @@ import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
 import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
-function toWebhook(row: WebhookRow): Webhook {
+// A stream's holder and count belong to its connection, not to what the webhook is.
+function toWebhook(row: Omit<WebhookRow, 'stream_holder' | 'stream_sent'>): Webhook {
   return {
     id: row.id,
     accountId: row.account_id,

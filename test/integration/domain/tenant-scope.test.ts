@@ -61,9 +61,11 @@ describe('tenant scope', () => {
 
   it('an account scope is minted only from an API key, a dashboard session, or a node call signed by the cluster key', () => {
     // owner-dispatch.ts: an operation another node forwards, through the signed dispatch route only,
-    // names the account of the key that node authenticated.
+    // names the account of the key that node authenticated. event-stream-upgrade.ts: a WebSocket
+    // Upgrade, which never reaches Fastify's hooks, names the account of the key it authenticated.
     assert.deepEqual(filesCalling('accountScope'), [
       'dashboard/context.ts',
+      'http/event-stream-upgrade.ts',
       'http/operations/owner-dispatch.ts',
       'http/plugins/api-key-auth.ts',
     ]);

@@ -40,6 +40,8 @@ interface Owner extends SeededAccount {
   pollId: string;
   /** A webhook of the owner's, and a delivery of it (a test event). */
   webhookId: string;
+  /** An event stream of the account, a webhook made with stream: true. */
+  streamId: string;
   deliveryId: string;
   /** Webhooks to delete, one per path. */
   deletableWebhookIds: [string, string];
@@ -394,6 +396,12 @@ const ownersWebhook = (method: ProbeRequest['method'], suffix: string, succeedsW
   refusedWith: webhookNotFound,
   succeedsWith,
 });
+/** The owner's event stream, reached as a plain GET: its own key gets the 426 that says to upgrade. */
+const ownersStream: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent(owner.streamId)}/stream` }),
+  refusedWith: webhookNotFound,
+  succeedsWith: 426,
+};
 const deleteOwnersWebhook = (which: 0 | 1): Probe => ({
   request: (owner) => ({ method: 'DELETE', url: `/${encodeURIComponent(owner.deletableWebhookIds[which])}` }),
   refusedWith: webhookNotFound,
@@ -434,6 +442,8 @@ const PROBES: Record<string, Probe> = {
   'POST /api/webhooks/{id}/rotate_secret': ownersWebhook('POST', '/rotate_secret', 200),
   'POST /webhooks/{id}/test': ownersWebhook('POST', '/test', 202),
   'POST /api/webhooks/{id}/test': ownersWebhook('POST', '/test', 202),
+  'GET /webhooks/{id}/stream': ownersStream,
+  'GET /api/webhooks/{id}/stream': ownersStream,
   'GET /webhooks/{id}/deliveries': ownersWebhook('GET', '/deliveries', 200),
   'GET /api/webhooks/{id}/deliveries': ownersWebhook('GET', '/deliveries', 200),
   'POST /webhooks/{id}/deliveries/{deliveryId}/redeliver': redeliverOwnersDelivery,
@@ -544,7 +554,13 @@ async function ownersWebhooks(test: TestGateway, accountId: string) {
   const webhookId = await make();
   await test.gateway.webhooks.sendTestEvent(scope, webhookId);
   const [delivery] = await test.gateway.webhooks.listDeliveries(scope, webhookId);
-  return { webhookId, deliveryId: delivery!.delivery.id, deletableWebhookIds: [await make(), await make()] as [string, string] };
+  const streamId = (await test.gateway.webhooks.createWebhook(scope, { stream: true, eventTypes: ['call'] })).webhook.id;
+  return {
+    webhookId,
+    streamId,
+    deliveryId: delivery!.delivery.id,
+    deletableWebhookIds: [await make(), await make()] as [string, string],
+  };
 }
 
 /** The probe's request at the operation's path, with `{id}` and the like filled by the probe's own url part. */

@@ -72,7 +72,8 @@ export const createWebhook = defineOperation({ body: createWebhookBody }, ['webh
     const { webhook, secret } = await webhooks.createWebhook(
       scope,
       {
-        url: body.url,
+        ...(body.url !== undefined && { url: body.url }),
+        ...(body.stream !== undefined && { stream: body.stream }),
         eventTypes: body.events,
         ...(body.description !== undefined && { description: body.description }),
         ...(body.message_scope !== undefined && { messageScope: body.message_scope }),

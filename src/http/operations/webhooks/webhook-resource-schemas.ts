@@ -47,7 +47,9 @@ const webhookComponent = {
     id: { type: 'string', description: 'wh_…' },
     url: {
       type: 'string',
-      description: "The receiver, an absolute http(s) URL; for a RabbitMQ sink, the broker's amqp(s) URL without its password.",
+      description:
+        "The receiver, an absolute http(s) URL; for a RabbitMQ sink, the broker's amqp(s) URL without its password; for an event " +
+        'stream, the path its WebSocket client connects to (/webhooks/{id}/stream).',
     },
     rabbitmq: rabbitmqComponentField('Only on a RabbitMQ sink: where it publishes.'),
     events: { type: 'array', items: { type: 'string', enum: webhookEventTypes }, description: 'The events it receives.' },
@@ -155,10 +157,16 @@ const messageScopeField = {
 
 export const createWebhookBody = {
   type: 'object',
-  required: ['url', 'events'],
+  required: ['events'],
   additionalProperties: false,
   properties: {
-    url: urlField,
+    url: { ...urlField, description: `${urlField.description} Required unless stream is true.` },
+    stream: {
+      type: 'boolean',
+      description:
+        'true makes an event stream instead of a webhook: it takes no url, and its client reads its events over a WebSocket at ' +
+        'GET /webhooks/{id}/stream, resuming after the last event_id it saw (docs/webhooks.md, "Event streams").',
+    },
     events: eventsField,
     description: descriptionField,
     message_scope: messageScopeField,
