@@ -81,6 +81,7 @@ const eventNames = [
   'group.updated',
   'number.paused',
   'number.resumed',
+  'number.capped',
   'contact.identity',
   'call',
   'presence.update',
