@@ -22,7 +22,7 @@ import {
 } from '../engine.ts';
 import type { EngineEvents, IncomingCallEvent } from '../engine-events.ts';
 import { sandboxRegisteredForm } from './sandbox-registrations.ts';
-import { SandboxLinker } from './sandbox-linker.ts';
+import { LINK_ENDED_REASON, SandboxLinker } from './sandbox-linker.ts';
 import type { InboundSimulator, SimulatedIncoming, SimulatedRestriction, SimulatedCall, SimulatedPollVote } from '../inbound-simulator.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
@@ -158,9 +158,13 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const session: SandboxSession = { lease, connection: undefined, replaced: false, reconnecting: false };
     this.sessions.set(number.id, session);
     await this.connect(number, session);
-    // The conflict was this engine's report of a replacement, not a status the operator set: a
-    // session that holds the number again (after `wagw number restart`, say) ends it.
-    if (number.status === 'conflict' && number.statusReason === REPLACED_REASON) {
+    // The conflict was this engine's report of a replacement, and the disconnection the end of a
+    // linking attempt without a scan, not statuses the operator set: a session that holds the
+    // number again (after `wagw number restart`, say) ends them.
+    if (
+      (number.status === 'conflict' && number.statusReason === REPLACED_REASON) ||
+      (number.status === 'disconnected' && number.statusReason === LINK_ENDED_REASON)
+    ) {
       await this.options.events.sessionStatusChanged({ lease, phone: number.phone, status: 'connected', reason: 'connected again' });
     }
   }

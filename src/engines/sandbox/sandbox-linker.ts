@@ -8,6 +8,8 @@ const QR_ROTATE_MS = 20_000;
 const QRS_BEFORE_EXPIRY = 6;
 /** WhatsApp's pairing codes: 8 characters of letters and digits, without look-alikes. */
 const PAIRING_ALPHABET = 'ABCDEFGHJKLMNPQRSTVWXYZ23456789';
+/** The reason of the disconnected status an attempt that ended without a scan leaves. */
+export const LINK_ENDED_REASON = 'linking ended before the phone scanned';
 
 export interface SandboxLinkerOptions {
   /** Connects the number's session to the network once its phone has scanned or typed the code. */
@@ -108,7 +110,7 @@ class SandboxLinkAttempt implements LinkSession {
   async stop(): Promise<void> {
     if (this.ended) return;
     this.end();
-    await this.options.report(this.number, this.lease, 'disconnected', 'linking ended before the phone scanned');
+    await this.options.report(this.number, this.lease, 'disconnected', LINK_ENDED_REASON);
   }
 
   end(): void {

@@ -120,6 +120,35 @@ for (const dialect of dialects) {
       ]);
     });
 
+    it('cancels linking and restarts the session it left disconnected, each an audit row; a refused restart writes none', async () => {
+      const rowsOf = async () =>
+        (await test.gateway.audit.list(operatorScope(), { accountId: account.accountId, limit: 50 }))
+          .filter((event) => event.targetId === numberId && ['number.link_cancelled', 'number.restarted'].includes(event.action))
+          .map((event) => [event.action, event.actor.kind]);
+      const statusComes = async (status: string) => {
+        for (let deadline = Date.now() + 10_000, now = await session(); now.status !== status; now = await session())
+          assert.ok(Date.now() < deadline, `the session did not become ${status}: ${JSON.stringify(now)}`);
+      };
+      await statusComes('connected');
+      const refused = await call('POST', `/admin/numbers/${numberId}/session/restart`, token, {});
+      assert.deepEqual([refused.statusCode, refused.json().error], [409, 'session_action_refused']);
+      assert.deepEqual(await rowsOf(), [], 'a refused restart is no action');
+
+      assert.equal((await call('POST', `/admin/numbers/${numberId}/session/link`, token, { method: 'qr' })).statusCode, 200);
+      const cancelled = await call('POST', `/admin/numbers/${numberId}/session/link/cancel`, token, {});
+      assert.equal(cancelled.statusCode, 200, cancelled.body);
+      assert.equal((cancelled.json() as Session).link?.active, false);
+      await statusComes('disconnected');
+      const restarted = await call('POST', `/admin/numbers/${numberId}/session/restart`, token, {});
+      assert.equal(restarted.statusCode, 200, restarted.body);
+      await statusComes('connected');
+      // Newest first, as the audit log reads.
+      assert.deepEqual(await rowsOf(), [
+        ['number.restarted', 'operator_token'],
+        ['number.link_cancelled', 'operator_token'],
+      ]);
+    });
+
     it('refuses unknown input, an unknown number, a restart of a connected session, and a call without a token, in the envelope', async () => {
       const unknownField = await call('POST', `/admin/numbers/${numberId}/session/link`, token, { method: 'qr', phone: '+1' });
       assert.deepEqual([unknownField.statusCode, unknownField.json().error], [400, 'invalid_request']);
