@@ -1,4 +1,11 @@
-import { webhookEventTypes, type MessageScope, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
+import {
+  isStreamUrl,
+  webhookEventTypes,
+  type MessageScope,
+  type Webhook,
+  type WebhookAttempt,
+  type WebhookEventType,
+} from '../../domain/webhooks.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
 import type { ScopedAccount } from '../context.ts';
@@ -92,6 +99,8 @@ export interface WebhookFormView {
   /** A RabbitMQ sink's exchange and routing-key template; blank for an http(s) webhook. */
   rabbitmqExchange: string;
   rabbitmqRoutingKey: string;
+  /** An event stream: no URL, its client connects to `url`, the stream's path (ADR 0068). */
+  stream: boolean;
   error: string | undefined;
   options: EventTypeOption[];
 }
@@ -141,6 +150,7 @@ export function newWebhookForm(): WebhookFormView {
     messageScope: 'direct',
     rabbitmqExchange: '',
     rabbitmqRoutingKey: '',
+    stream: false,
     error: undefined,
     options: eventTypeOptions,
   };
@@ -155,6 +165,7 @@ export async function presentWebhookForm(gateway: Services, account: ScopedAccou
     messageScope: webhook.messageScope,
     rabbitmqExchange: webhook.rabbitmq?.exchange ?? '',
     rabbitmqRoutingKey: webhook.rabbitmq?.routingKey ?? '',
+    stream: isStreamUrl(webhook.url),
     error: undefined,
     options: eventTypeOptions,
   };

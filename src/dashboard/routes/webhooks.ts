@@ -122,16 +122,17 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
 }
 
 /** The form's fields as typed, to show them again beside a refusal. */
-type TypedWebhookForm = Pick<WebhookFormView, 'url' | 'eventTypes' | 'messageScope' | 'rabbitmqExchange' | 'rabbitmqRoutingKey'>;
+type TypedWebhookForm = Pick<WebhookFormView, 'url' | 'eventTypes' | 'messageScope' | 'rabbitmqExchange' | 'rabbitmqRoutingKey' | 'stream'>;
 
 /**
  * The form's fields as the service takes them; no checkbox ticked is an empty list, which it
  * refuses. The exchange and routing key go with an amqp(s):// URL only, where the service needs
  * them; beside an http(s) URL the service refuses them, so filled-in fields there are passed on
- * to be refused rather than silently dropped.
+ * to be refused rather than silently dropped. An event stream (the box ticked, or a stream being
+ * edited) takes no URL: one typed beside it is passed on to be refused the same way.
  */
 function webhookInput(body: unknown): {
-  input: { url: string; eventTypes: string[]; messageScope: string; rabbitmq?: RabbitmqTarget };
+  input: { url?: string; eventTypes: string[]; messageScope: string; rabbitmq?: RabbitmqTarget; stream?: boolean };
   typed: TypedWebhookForm;
 } {
   const typed: TypedWebhookForm = {
@@ -140,10 +141,12 @@ function webhookInput(body: unknown): {
     messageScope: formText(body, 'message_scope') || 'direct',
     rabbitmqExchange: formText(body, 'rabbitmq_exchange').trim(),
     rabbitmqRoutingKey: formText(body, 'rabbitmq_routing_key').trim(),
+    stream: formText(body, 'stream') === 'on',
   };
-  const { rabbitmqExchange: exchange, rabbitmqRoutingKey: routingKey, ...rest } = typed;
-  const sink = isAmqpUrl(typed.url) || exchange !== '' || routingKey !== '';
-  return { input: sink ? { ...rest, rabbitmq: { exchange, routingKey } } : rest, typed };
+  const { rabbitmqExchange: exchange, rabbitmqRoutingKey: routingKey, stream, url, ...rest } = typed;
+  const sink = isAmqpUrl(url) || exchange !== '' || routingKey !== '';
+  const destination = stream ? { stream: true, ...(url !== '' && { url }) } : { url };
+  return { input: { ...rest, ...destination, ...(sink && { rabbitmq: { exchange, routingKey } }) }, typed };
 }
 
 function redirectToWebhook(reply: FastifyReply, id: string, notice: NoticeCode): FastifyReply {

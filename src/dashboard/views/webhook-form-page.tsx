@@ -14,47 +14,61 @@ export function WebhookFormPage(props: { context: PageContext; view: WebhookForm
       <section class="card">
         <ErrorSummary error={view.error} />
         <PostForm action={webhookPath} csrfToken={context.csrfToken} class="stack">
-          <label for="webhook-url">Endpoint URL</label>
-          <input
-            id="webhook-url"
-            name="url"
-            type="url"
-            required
-            placeholder="https://example.com/whatsapp/webhook"
-            aria-describedby="webhook-url-hint"
-            value={view.url}
-          />
-          <p id="webhook-url-hint" class="hint">
-            Your server's address for the POST requests, http:// or https://, or a RabbitMQ broker's amqp:// or amqps:// URL for a sink. It
-            must be reachable from the internet, not a private address.
-          </p>
-          <fieldset>
-            <legend>RabbitMQ sink (amqp:// and amqps:// URLs only)</legend>
-            <label for="rabbitmq-exchange">Exchange</label>
-            <input
-              id="rabbitmq-exchange"
-              name="rabbitmq_exchange"
-              type="text"
-              maxlength={255}
-              placeholder="wagw.events"
-              aria-describedby="rabbitmq-hint"
-              value={view.rabbitmqExchange}
-            />
-            <label for="rabbitmq-routing-key">Routing key</label>
-            <input
-              id="rabbitmq-routing-key"
-              name="rabbitmq_routing_key"
-              type="text"
-              maxlength={255}
-              placeholder="{event}.{number}"
-              aria-describedby="rabbitmq-hint"
-              value={view.rabbitmqRoutingKey}
-            />
-            <p id="rabbitmq-hint" class="hint">
-              Each event is published, persistent and confirmed, to this exchange with this routing key; {'{event}'} and {'{number}'} are
-              filled in per event. Leave both blank for an http(s) webhook.
+          {view.stream && !isNew ? (
+            <p>
+              An event stream: its client connects to <code safe>{view.url}</code> over a WebSocket (docs/webhooks.md, "Event streams").
+              <input type="hidden" name="stream" value="on" />
             </p>
-          </fieldset>
+          ) : (
+            <>
+              <label for="webhook-url">Endpoint URL</label>
+              <input
+                id="webhook-url"
+                name="url"
+                type="url"
+                placeholder="https://example.com/whatsapp/webhook"
+                aria-describedby="webhook-url-hint"
+                value={view.url}
+              />
+              <p id="webhook-url-hint" class="hint">
+                Your server's address for the POST requests, http:// or https://, or a RabbitMQ broker's amqp:// or amqps:// URL for a sink.
+                It must be reachable from the internet, not a private address.
+              </p>
+              <fieldset>
+                <legend>RabbitMQ sink (amqp:// and amqps:// URLs only)</legend>
+                <label for="rabbitmq-exchange">Exchange</label>
+                <input
+                  id="rabbitmq-exchange"
+                  name="rabbitmq_exchange"
+                  type="text"
+                  maxlength={255}
+                  placeholder="wagw.events"
+                  aria-describedby="rabbitmq-hint"
+                  value={view.rabbitmqExchange}
+                />
+                <label for="rabbitmq-routing-key">Routing key</label>
+                <input
+                  id="rabbitmq-routing-key"
+                  name="rabbitmq_routing_key"
+                  type="text"
+                  maxlength={255}
+                  placeholder="{event}.{number}"
+                  aria-describedby="rabbitmq-hint"
+                  value={view.rabbitmqRoutingKey}
+                />
+                <p id="rabbitmq-hint" class="hint">
+                  Each event is published, persistent and confirmed, to this exchange with this routing key; {'{event}'} and {'{number}'}{' '}
+                  are filled in per event. Leave both blank for an http(s) webhook.
+                </p>
+              </fieldset>
+              {isNew && (
+                <label for="webhook-stream">
+                  <input id="webhook-stream" type="checkbox" name="stream" checked={view.stream} />
+                  An event stream instead: no URL, your client reads the events over a WebSocket and resumes after the last one it saw.
+                </label>
+              )}
+            </>
+          )}
           <fieldset>
             <legend>Events</legend>
             {view.options.map((option) => {

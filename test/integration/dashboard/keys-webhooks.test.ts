@@ -474,5 +474,28 @@ for (const dialect of dialects) {
       assert.equal(inputValue(httpWithSink.body, 'rabbitmq-routing-key'), '{event}');
       assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountScope(accountId)), []);
     });
+
+    it('an event stream is made with the box and no URL, and edited without one; a URL beside the box is refused', async () => {
+      const withUrl = await owner.submit('/webhooks/new', '/webhooks', {
+        url: 'https://8.8.8.8/hook',
+        stream: 'on',
+        event_types: ['message'],
+      });
+      assert.equal(withUrl.statusCode, 400);
+      assert.match(withUrl.body, /event stream takes no url/);
+      const created = await owner.submit('/webhooks/new', '/webhooks', { url: '', stream: 'on', event_types: ['message'] });
+      assert.equal(created.statusCode, 303, created.body);
+      const id = webhookIdFrom(created.headers.location);
+      assert.equal((await test.gateway.webhooks.getWebhook(accountScope(accountId), id)).url, `/webhooks/${id}/stream`);
+
+      const edit = await owner.get(`/webhooks/${id}/edit`);
+      assert.match(edit.body, new RegExp(`connects to <code>/webhooks/${id}/stream</code>`));
+      assert.equal(inputValue(edit.body, 'webhook-url'), undefined, 'a stream has no URL field');
+      const saved = await owner.post(`/webhooks/${id}`, { stream: 'on', event_types: ['message', 'message.status'] });
+      assert.equal(saved.statusCode, 303, saved.body);
+      const stored = await test.gateway.webhooks.getWebhook(accountScope(accountId), id);
+      assert.deepEqual([stored.url, stored.eventTypes], [`/webhooks/${id}/stream`, ['message', 'message.status']]);
+      await test.gateway.webhooks.deleteWebhook(accountScope(accountId), id);
+    });
   });
 }
