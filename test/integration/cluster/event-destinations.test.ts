@@ -97,7 +97,11 @@ describe('event streams and RabbitMQ sinks across the nodes of a cluster (postgr
     assert.equal(new Set(frames.map((frame) => frame.event_id)).size, frames.length);
     for (const index of account.phones.keys()) {
       const ofNumber = texts.filter((text) => text.startsWith(`stream ${index} `));
-      assert.deepEqual(ofNumber, [0, 1, 2].map((round) => `stream ${index} ${round}`), `number ${index}'s events in order`);
+      assert.deepEqual(
+        ofNumber,
+        [0, 1, 2].map((round) => `stream ${index} ${round}`),
+        `number ${index}'s events in order`,
+      );
     }
     // The other node takes the stream; the events since the last id seen reach it there.
     const last = frames.at(-1)!.event_id;
@@ -105,7 +109,10 @@ describe('event streams and RabbitMQ sinks across the nodes of a cluster (postgr
     await receiveThrough(owners[0]!, account, account.phones[0]!, 'while away');
     const near = owners[0]!;
     const back = await openStream(near.url, `${made.webhook.url}?last_event_id=${last}`, account.apiKey);
-    assert.deepEqual((await back.framesAtLeast(1)).map((frame) => frame.message), ['while away']);
+    assert.deepEqual(
+      (await back.framesAtLeast(1)).map((frame) => frame.message),
+      ['while away'],
+    );
     await back.close();
   });
 
@@ -128,7 +135,11 @@ describe('event streams and RabbitMQ sinks across the nodes of a cluster (postgr
       for (const [index, phone] of account.phones.entries()) await receiveThrough(nodes[index % 2]!, account, phone, sent[index]!);
       const got: GetMessage[] = [];
       const byId = await waitForValue(async () => {
-        for (let message = await channel.get(queue, { noAck: true }); message !== false; message = await channel.get(queue, { noAck: true })) {
+        for (
+          let message = await channel.get(queue, { noAck: true });
+          message !== false;
+          message = await channel.get(queue, { noAck: true })
+        ) {
           got.push(message);
         }
         const unique = new Map(got.map((message) => [message.properties.messageId as string, message]));
