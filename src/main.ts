@@ -14,7 +14,7 @@ import { buildMedia, type MediaParts } from './wiring/media.ts';
 import { buildMessaging, type MessagingParts } from './wiring/messaging.ts';
 import { buildSessions, type GatewayBoundaries, type SessionParts } from './wiring/sessions.ts';
 import { openStorage, type StorageParts } from './wiring/storage.ts';
-import { buildWebhooks, type WebhookParts } from './wiring/webhooks.ts';
+import { addressPolicyOf, buildWebhooks, type WebhookParts } from './wiring/webhooks.ts';
 
 export type { GatewayBoundaries } from './wiring/sessions.ts';
 
@@ -55,8 +55,8 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
 export async function createGateway(config: Config, logger: Logger, boundaries: GatewayBoundaries = {}): Promise<Gateway> {
   const storage = await openStorage(config, boundaries);
   const keys = deriveKeys(config, logger);
-  const webhooks = buildWebhooks(config, storage, keys, logger);
-  const media = buildMedia(config, storage, keys, webhooks.addressPolicy, logger);
+  const media = buildMedia(config, storage, keys, addressPolicyOf(config), logger);
+  const webhooks = buildWebhooks(config, storage, keys, media.media, logger);
   // Every periodic task of the node is timed, counted and logged here.
   const scheduler = new Scheduler(logger, storage.metrics);
   const sessions = await buildSessions(config, storage, keys, webhooks, scheduler, logger, boundaries);

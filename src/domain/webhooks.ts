@@ -70,6 +70,8 @@ export interface Webhook {
   description: string | null;
   /** Where a RabbitMQ sink publishes; null for an HTTP webhook (docs/adr/0065-event-sinks.md). */
   rabbitmq: RabbitmqTarget | null;
+  /** Where a Chatwoot inbox posts; null for any other destination (docs/adr/0067-chatwoot-inbox.md). */
+  chatwoot: ChatwootInbox | null;
   enabled: boolean;
   disabledReason: string | null;
   failingSince: Date | null;
@@ -104,6 +106,25 @@ export function isStreamUrl(url: string): boolean {
  * takes one. Only the connection holding the stream sends them (src/webhooks/event-streams.ts).
  */
 export const STREAM_HELD = 8_640_000_000_000_000;
+
+/**
+ * A Chatwoot inbox's destination: the webhook's URL is Chatwoot's base URL, its sealed target
+ * the API access token. `number` limits it to one number of the account (null: all of them).
+ */
+export interface ChatwootInbox {
+  accountId: number;
+  inboxId: number;
+  number: string | null;
+}
+
+/** The events a Chatwoot inbox takes: the messages people send, and what became of the agents' replies. */
+export const chatwootEventTypes: WebhookEventType[] = ['message', 'message.status'];
+
+/** Whether a Chatwoot inbox takes the event: a direct chat's, of its number when it has one. */
+export function chatwootTakes(inbox: ChatwootInbox, payload: EventPayload): boolean {
+  if (payload.group !== null && payload.group !== undefined) return false;
+  return inbox.number === null || eventNumber(payload) === inbox.number;
+}
 
 /** Whether a destination URL names a RabbitMQ broker rather than an HTTP endpoint. */
 export function isAmqpUrl(url: string): boolean {

@@ -33,6 +33,7 @@ import * as rabbitmqSinks from './migrations/0035-rabbitmq-sinks.ts';
 import * as queueClears from './migrations/0036-queue-clears.ts';
 import * as newChatQuotas from './migrations/0038-new-chat-quotas.ts';
 import * as eventStreams from './migrations/0041-event-streams.ts';
+import * as chatwootInboxes from './migrations/0042-chatwoot-inboxes.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0036-queue-clears': queueClears,
   '0038-new-chat-quotas': newChatQuotas,
   '0041-event-streams': eventStreams,
+  '0042-chatwoot-inboxes': chatwootInboxes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -41,6 +41,8 @@ export interface Database {
   number_pauses: NumberPausesTable;
   new_chat_quotas: NewChatQuotasTable;
   queue_clears: QueueClearsTable;
+  chatwoot_conversations: ChatwootConversationsTable;
+  chatwoot_messages: ChatwootMessagesTable;
   contacts: ContactsTable;
   chats: ChatsTable;
   poll_secrets: PollSecretsTable;
@@ -258,8 +260,34 @@ export interface WebhooksTable {
   /** An event stream's connection holding it now, and how many events it has sent (migration 0041). Null for others. */
   stream_holder: ColumnType<string | null, string | null | undefined, string | null>;
   stream_sent: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A Chatwoot inbox's account and inbox ids, and its one number if it has one (migration 0042). Null otherwise. */
+  chatwoot_account_id: ColumnType<number | null, number | null | undefined, number | null>;
+  chatwoot_inbox_id: ColumnType<number | null, number | null | undefined, number | null>;
+  chatwoot_number: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
+}
+
+/** Which Chatwoot contact and conversation stand for a person talking to a number, per inbox (migration 0042). */
+export interface ChatwootConversationsTable {
+  webhook_id: string;
+  person_key: string;
+  number_phone: string;
+  person_phone: string | null;
+  person_lid: string | null;
+  contact_id: number;
+  source_id: string;
+  conversation_id: number;
+  created_at: number;
+}
+
+/** Which Chatwoot message is which of ours, per inbox, both ways (migration 0042). */
+export interface ChatwootMessagesTable {
+  webhook_id: string;
+  message_id: string;
+  chatwoot_message_id: number;
+  conversation_id: number;
+  created_at: number;
 }
 
 /** Bearer tokens of the operator API, stored as their SHA-256 (migration 0031, docs/adr/0057-operator-api.md). */

@@ -4,6 +4,7 @@ import { newId } from '../domain/ids.ts';
 import type { DeliveryState, EventPayload, WebhookAttempt } from '../domain/webhooks.ts';
 import { renderPayload, renderRoutingKey } from '../domain/webhooks.ts';
 import type { AmqpPublisher } from './amqp-publisher.ts';
+import type { ChatwootRelay } from './chatwoot-relay.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { CachedLookups } from '../store/cached-lookups.ts';
 import type { Executor, Store } from '../store/database.ts';
@@ -44,6 +45,8 @@ export interface DeliveryWorkerOptions {
   client: WebhookHttpClient;
   /** Publishes to RabbitMQ sinks (webhooks whose URL is amqp:// or amqps://). */
   amqp: AmqpPublisher;
+  /** Posts to Chatwoot inboxes (webhooks with a `chatwoot` destination, ADR 0067). */
+  chatwoot: ChatwootRelay;
   secretBox: SecretBox;
   config: WebhookConfig;
   logger: Logger;
@@ -135,6 +138,7 @@ export class DeliveryWorker implements DeliveryNotifier {
     await this.handBack(this.queued.clear());
     this.options.client.close();
     this.options.amqp.close();
+    this.options.chatwoot.close();
     await Promise.allSettled([...this.settled]);
   }
 
@@ -369,8 +373,14 @@ export class DeliveryWorker implements DeliveryNotifier {
     await this.record(delivery, attemptedAt, result);
   }
 
-  /** A RabbitMQ sink publishes the same body, signed the same way, with the event id as message_id. */
+  /**
+   * A RabbitMQ sink publishes the same body, signed the same way, with the event id as
+   * message_id; a Chatwoot inbox turns the event into Chatwoot API calls.
+   */
   private send(delivery: QueuedDelivery, event: EventPayload, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+    if (delivery.chatwoot !== null && delivery.sealedTarget !== null) {
+      return this.options.chatwoot.deliver({ delivery, event, apiAccessToken: this.options.secretBox.open(delivery.sealedTarget) });
+    }
     if (delivery.sealedTarget === null || delivery.rabbitmq === null) return this.options.client.post(delivery.url, body, { ...headers });
     const message = {
       url: this.options.secretBox.open(delivery.sealedTarget),

@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import { inScope, isStreamUrl, STREAM_HELD, subscriptionOf, type EventPayload, type Webhook } from '../domain/webhooks.ts';
+import { chatwootTakes, inScope, isStreamUrl, STREAM_HELD, subscriptionOf, type EventPayload, type Webhook } from '../domain/webhooks.ts';
 import type { Executor } from '../store/database.ts';
 import type { Message } from '../domain/model.ts';
 import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
@@ -109,7 +109,10 @@ async function subscribedWebhooks(
   const subscription = subscriptionOf(payload.event);
   const enabled = lookups === undefined ? await listEnabledWebhooks(db, accountId) : await lookups.enabledWebhooks(db, accountId);
   return enabled.filter(
-    (webhook) => webhook.eventTypes.includes(subscription as Webhook['eventTypes'][number]) && inScope(webhook.messageScope, payload),
+    (webhook) =>
+      webhook.eventTypes.includes(subscription as Webhook['eventTypes'][number]) &&
+      inScope(webhook.messageScope, payload) &&
+      (webhook.chatwoot === null || chatwootTakes(webhook.chatwoot, payload)),
   );
 }
 
@@ -157,6 +160,7 @@ function eventFor(
       previousSecretExpiresAt: secrets.previousExpiresAt,
       sealedTarget: 'sealedTarget' in webhook ? webhook.sealedTarget : null,
       rabbitmq: webhook.rabbitmq,
+      chatwoot: webhook.chatwoot,
       claimedUntil,
     });
   }

@@ -26,6 +26,8 @@ import { generateWebhookSecret } from './signing.ts';
 import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
 import { SYSTEM_ACTOR, type AuditActor } from '../domain/audit.ts';
 import { recordAudit } from '../audit/audit-trail.ts';
+import { checkChatwootInbox, type ChatwootInboxInput } from './chatwoot-destination.ts';
+import { chatwootEventTypes, type ChatwootInbox } from '../domain/webhooks.ts';
 
 /** After a rotation, the old secret keeps signing alongside the new one for this long. */
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -45,6 +47,8 @@ export interface WebhookInput {
   rabbitmq?: RabbitmqTarget;
   /** An event stream, which its client reads over a WebSocket, instead of a url (ADR 0068); only when made. */
   stream?: boolean;
+  /** A Chatwoot inbox (the url is Chatwoot's base URL), ADR 0067. */
+  chatwoot?: ChatwootInboxInput;
 }
 
 export interface DeliveryWithAttempts {
@@ -88,14 +92,19 @@ export class WebhooksService {
       input.stream === true
         ? streamDestination(id, input)
         : await checkDestination(this.addressPolicy, this.secretBox, input.url ?? '', input.rabbitmq);
+    const chatwoot =
+      input.chatwoot === undefined
+        ? undefined
+        : await this.chatwootDestination(accountId, input, input.stream === true || destination.rabbitmq !== null);
     const webhook: Webhook = {
       id,
       accountId,
       url: destination.url,
-      eventTypes: parseEventTypes(input.eventTypes ?? ['message']),
+      eventTypes: parseEventTypes(input.eventTypes ?? (chatwoot === undefined ? ['message'] : chatwootEventTypes)),
       messageScope: parseMessageScope(input.messageScope ?? 'direct'),
       description: parseDescription(input.description),
       rabbitmq: destination.rabbitmq,
+      chatwoot: chatwoot?.inbox ?? null,
       enabled: input.enabled ?? true,
       disabledReason: null,
       failingSince: null,
@@ -108,7 +117,7 @@ export class WebhooksService {
       // two creations at the cap cannot both pass, and on SQLite the transaction's first
       // statement is a write, so it waits for the write lock instead of failing to upgrade a read.
       await lockAccount(trx, this.store.dialect, accountId);
-      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret), destination.sealedTarget);
+      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret), chatwoot?.sealedToken ?? destination.sealedTarget);
       if ((await webhooks.countWebhooks(trx, accountId)) > this.maxPerAccount) {
         throw new AppError(
           'webhook_limit_reached',
@@ -269,6 +278,7 @@ export class WebhooksService {
         },
       );
     }
+    if (input.chatwoot !== undefined || before.chatwoot !== null) return this.chatwootChanges(before, input);
     // A form that sends back a sink's URL as shown (without its password) keeps the sealed one.
     if (input.url !== undefined && before.rabbitmq !== null && sameUrl(input.url, before.url)) {
       return this.destinationChanges(before, { ...input, url: undefined });
@@ -283,6 +293,37 @@ export class WebhooksService {
     const rabbitmq = input.rabbitmq ?? (isAmqpUrl(input.url) ? (before.rabbitmq ?? undefined) : undefined);
     const destination = await checkDestination(this.addressPolicy, this.secretBox, input.url, rabbitmq);
     return { url: destination.url, sealedTarget: destination.sealedTarget, rabbitmq: destination.rabbitmq };
+  }
+
+  /** A Chatwoot inbox's ids, its number, and its access token sealed; its base URL was checked as a webhook's. */
+  private async chatwootDestination(
+    accountId: string,
+    input: WebhookInput,
+    isSink: boolean,
+  ): Promise<{ inbox: ChatwootInbox; sealedToken: string | undefined }> {
+    if (isSink) throw new AppError('invalid_request', "A Chatwoot inbox's url is Chatwoot's http(s) base URL.", { field: 'url' });
+    const checked = await checkChatwootInbox(this.store.db, accountId, input.chatwoot!, true);
+    return { inbox: checked.inbox, sealedToken: checked.apiAccessToken && this.secretBox.seal(checked.apiAccessToken) };
+  }
+
+  /** A Chatwoot inbox stays one: its base URL, ids, number and token may change, each on its own. */
+  private async chatwootChanges(before: Webhook, input: WebhookInput): Promise<webhooks.WebhookChanges> {
+    if (before.chatwoot === null) {
+      throw new AppError('invalid_request', 'chatwoot is for a Chatwoot inbox; create one with chatwoot to make one.', {
+        field: 'chatwoot',
+      });
+    }
+    if (input.rabbitmq !== undefined) throw new AppError('invalid_request', 'A Chatwoot inbox has no rabbitmq.', { field: 'rabbitmq' });
+    const url =
+      input.url === undefined ? undefined : (await checkDestination(this.addressPolicy, this.secretBox, input.url, undefined)).url;
+    if (input.chatwoot === undefined) return url === undefined ? {} : { url };
+    const merged = { ...before.chatwoot, ...input.chatwoot };
+    const checked = await checkChatwootInbox(this.store.db, before.accountId, merged, false);
+    return {
+      ...(url !== undefined && { url }),
+      chatwoot: checked.inbox,
+      ...(checked.apiAccessToken !== undefined && { sealedTarget: this.secretBox.seal(checked.apiAccessToken) }),
+    };
   }
 }
 

@@ -4785,6 +4785,13 @@ export interface components {
                 /** @description The routing key, a template: {event} becomes the event (message.status), {number} the number of yours it concerns. */
                 routing_key: string;
             };
+            /** @description Only on a Chatwoot inbox (docs/integrations.md): where it posts. The access token is never shown. */
+            chatwoot?: {
+                account_id: number;
+                inbox_id: number;
+                /** @description The one number it serves; null: all of the account’s. */
+                number: string | null;
+            };
             /** @description The events it receives. */
             events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "number.capped" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
             /**
@@ -5547,6 +5554,17 @@ export interface components {
                 /** @description The routing key, a template: {event} becomes the event (message.status), {number} the number of yours it concerns. */
                 routing_key: string;
             };
+            /** @description Makes a Chatwoot inbox (the url is Chatwoot's base URL): incoming messages become messages of the inbox's conversations (docs/integrations.md). */
+            chatwoot?: {
+                /** @description The Chatwoot account's id (in Chatwoot's URLs: /app/accounts/{id}). */
+                account_id: number;
+                /** @description The id of the API channel inbox the messages go to. */
+                inbox_id: number;
+                /** @description The access token of a Chatwoot agent or agent bot of the inbox; stored sealed, never shown. */
+                api_access_token: string;
+                /** @description One number of your account the inbox serves (E.164); null or left out: all of them. */
+                number?: string | null;
+            };
             /** @description Whether it receives deliveries at once (true by default). */
             enabled?: boolean;
         };
@@ -5572,6 +5590,17 @@ export interface components {
                 exchange: string;
                 /** @description The routing key, a template: {event} becomes the event (message.status), {number} the number of yours it concerns. */
                 routing_key: string;
+            };
+            /** @description A Chatwoot inbox's new ids, number or access token; what is left out is kept. */
+            chatwoot?: {
+                /** @description The Chatwoot account's id (in Chatwoot's URLs: /app/accounts/{id}). */
+                account_id: number;
+                /** @description The id of the API channel inbox the messages go to. */
+                inbox_id: number;
+                /** @description The access token of a Chatwoot agent or agent bot of the inbox; stored sealed, never shown. */
+                api_access_token?: string;
+                /** @description One number of your account the inbox serves (E.164); null or left out: all of them. */
+                number?: string | null;
             };
             /** @description Turn deliveries on or off; turning on clears a disabled_reason. */
             enabled?: boolean;

@@ -1,4 +1,4 @@
-import type { DeliveredEventType, RabbitmqTarget } from '../../domain/webhooks.ts';
+import type { ChatwootInbox, DeliveredEventType, RabbitmqTarget } from '../../domain/webhooks.ts';
 import { sql } from 'kysely';
 import type { Executor } from '../database.ts';
 
@@ -18,6 +18,8 @@ export interface ClaimedDelivery {
   /** A RabbitMQ sink's full URL, sealed, with where it publishes; null for an HTTP webhook. */
   sealedTarget: string | null;
   rabbitmq: RabbitmqTarget | null;
+  /** A Chatwoot inbox's ids (its sealed target is the API access token); null for any other destination. */
+  chatwoot: ChatwootInbox | null;
   previousSecretExpiresAt: number | null;
   /** The expiry this claim set; an outcome is written only while the claim is still this one. */
   claimedUntil: number;
@@ -111,6 +113,9 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
       'webhooks.target_ciphertext',
       'webhooks.amqp_exchange',
       'webhooks.amqp_routing_key',
+      'webhooks.chatwoot_account_id',
+      'webhooks.chatwoot_inbox_id',
+      'webhooks.chatwoot_number',
       'webhooks.secret_ciphertext',
       'webhooks.previous_secret_ciphertext',
       'webhooks.previous_secret_expires_at',
@@ -141,6 +146,10 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
       row.amqp_exchange === null || row.amqp_routing_key === null
         ? null
         : { exchange: row.amqp_exchange, routingKey: row.amqp_routing_key },
+    chatwoot:
+      row.chatwoot_account_id === null || row.chatwoot_inbox_id === null
+        ? null
+        : { accountId: Number(row.chatwoot_account_id), inboxId: Number(row.chatwoot_inbox_id), number: row.chatwoot_number },
     previousSecretExpiresAt: row.previous_secret_expires_at,
     claimedUntil: options.claimedUntil,
   }));

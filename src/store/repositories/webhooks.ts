@@ -1,4 +1,11 @@
-import { isMessageScope, type MessageScope, type RabbitmqTarget, type Webhook, type WebhookEventType } from '../../domain/webhooks.ts';
+import {
+  isMessageScope,
+  type ChatwootInbox,
+  type MessageScope,
+  type RabbitmqTarget,
+  type Webhook,
+  type WebhookEventType,
+} from '../../domain/webhooks.ts';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
@@ -15,6 +22,7 @@ function toWebhook(row: Omit<WebhookRow, 'stream_holder' | 'stream_sent'>): Webh
     description: row.description ?? null,
     rabbitmq:
       row.amqp_exchange == null || row.amqp_routing_key == null ? null : { exchange: row.amqp_exchange, routingKey: row.amqp_routing_key },
+    chatwoot: chatwootOf(row),
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
     failingSince: row.failing_since === null ? null : new Date(row.failing_since),
@@ -23,13 +31,18 @@ function toWebhook(row: Omit<WebhookRow, 'stream_holder' | 'stream_sent'>): Webh
   };
 }
 
+function chatwootOf(row: Pick<WebhookRow, 'chatwoot_account_id' | 'chatwoot_inbox_id' | 'chatwoot_number'>): ChatwootInbox | null {
+  if (row.chatwoot_account_id == null || row.chatwoot_inbox_id == null) return null;
+  return { accountId: Number(row.chatwoot_account_id), inboxId: Number(row.chatwoot_inbox_id), number: row.chatwoot_number ?? null };
+}
+
 export interface WebhookSecrets {
   current: string;
   previous: string | null;
   previousExpiresAt: number | null;
 }
 
-/** `sealedTarget` is a RabbitMQ sink's full URL, sealed; null for an HTTP webhook. */
+/** `sealedTarget` is a RabbitMQ sink's full URL or a Chatwoot inbox's API access token, sealed; null for an HTTP webhook. */
 export async function insertWebhook(
   db: Executor,
   webhook: Webhook,
@@ -48,6 +61,7 @@ export async function insertWebhook(
       target_ciphertext: sealedTarget,
       amqp_exchange: webhook.rabbitmq?.exchange ?? null,
       amqp_routing_key: webhook.rabbitmq?.routingKey ?? null,
+      ...chatwootColumns(webhook.chatwoot),
       enabled: webhook.enabled ? 1 : 0,
       secret_ciphertext: sealedSecret,
       previous_secret_ciphertext: null,
@@ -130,6 +144,9 @@ const WEBHOOK_COLUMNS = [
   'target_ciphertext',
   'amqp_exchange',
   'amqp_routing_key',
+  'chatwoot_account_id',
+  'chatwoot_inbox_id',
+  'chatwoot_number',
 ] as const;
 
 const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =>
@@ -159,11 +176,20 @@ export interface WebhookChanges {
   /** A RabbitMQ sink's new full URL, sealed; given with `url`. */
   sealedTarget?: string | null;
   rabbitmq?: RabbitmqTarget | null;
+  chatwoot?: ChatwootInbox | null;
   eventTypes?: WebhookEventType[];
   messageScope?: MessageScope;
   description?: string | null;
   enabled?: boolean;
   disabledReason?: string | null;
+}
+
+function chatwootColumns(chatwoot: ChatwootInbox | null) {
+  return {
+    chatwoot_account_id: chatwoot?.accountId ?? null,
+    chatwoot_inbox_id: chatwoot?.inboxId ?? null,
+    chatwoot_number: chatwoot?.number ?? null,
+  };
 }
 
 export async function updateWebhook(db: Executor, id: string, changes: WebhookChanges, at: Date): Promise<void> {
@@ -177,6 +203,7 @@ export async function updateWebhook(db: Executor, id: string, changes: WebhookCh
         amqp_exchange: changes.rabbitmq?.exchange ?? null,
         amqp_routing_key: changes.rabbitmq?.routingKey ?? null,
       }),
+      ...(changes.chatwoot !== undefined && chatwootColumns(changes.chatwoot)),
       ...(changes.eventTypes !== undefined && { event_types: changes.eventTypes.join(',') }),
       ...(changes.messageScope !== undefined && { message_scope: changes.messageScope }),
       ...(changes.description !== undefined && { description: changes.description }),

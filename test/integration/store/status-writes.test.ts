@@ -40,6 +40,7 @@ for (const dialect of dialects) {
           messageScope: 'direct',
           description: null,
           rabbitmq: null,
+          chatwoot: null,
           enabled: true,
           disabledReason: null,
           failingSince: null,

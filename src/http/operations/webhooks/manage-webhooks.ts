@@ -78,6 +78,7 @@ export const createWebhook = defineOperation({ body: createWebhookBody }, ['webh
         ...(body.description !== undefined && { description: body.description }),
         ...(body.message_scope !== undefined && { messageScope: body.message_scope }),
         ...(body.rabbitmq !== undefined && { rabbitmq: { exchange: body.rabbitmq.exchange, routingKey: body.rabbitmq.routing_key } }),
+        ...(body.chatwoot !== undefined && { chatwoot: chatwootInput(body.chatwoot) }),
         ...(body.enabled !== undefined && { enabled: body.enabled }),
       },
       actor,
@@ -107,6 +108,7 @@ export const updateWebhook = defineOperation({ params: webhookParams, body: upda
         ...(body.description !== undefined && { description: body.description }),
         ...(body.message_scope !== undefined && { messageScope: body.message_scope }),
         ...(body.rabbitmq !== undefined && { rabbitmq: { exchange: body.rabbitmq.exchange, routingKey: body.rabbitmq.routing_key } }),
+        ...(body.chatwoot !== undefined && { chatwoot: chatwootInput(body.chatwoot) }),
         ...(body.enabled !== undefined && { enabled: body.enabled }),
       },
       actor,
@@ -128,3 +130,13 @@ export const deleteWebhook = defineOperation({ params: webhookParams }, ['webhoo
   unprefixedRouteOptions: FOR_API_CLIENTS,
   handle: async ({ scope, params, actor }, { webhooks }) => ok(presentWebhook(await webhooks.deleteWebhook(scope, params.id, actor))),
 });
+
+/** A Chatwoot inbox as the API names its fields. */
+function chatwootInput(given: { account_id: number; inbox_id: number; api_access_token?: string; number?: string | null }) {
+  return {
+    accountId: given.account_id,
+    inboxId: given.inbox_id,
+    ...(given.api_access_token !== undefined && { apiAccessToken: given.api_access_token }),
+    ...(given.number !== undefined && { number: given.number }),
+  };
+}

@@ -27,6 +27,30 @@ function rabbitmqComponentField(description: string) {
   } as const;
 }
 
+function chatwootField(description: string, required: readonly string[]) {
+  return {
+    type: 'object',
+    description,
+    required,
+    additionalProperties: false,
+    properties: {
+      account_id: { type: 'integer', minimum: 1, description: "The Chatwoot account's id (in Chatwoot's URLs: /app/accounts/{id})." },
+      inbox_id: { type: 'integer', minimum: 1, description: 'The id of the API channel inbox the messages go to.' },
+      api_access_token: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 512,
+        description: 'The access token of a Chatwoot agent or agent bot of the inbox; stored sealed, never shown.',
+      },
+      number: {
+        type: ['string', 'null'],
+        maxLength: 32,
+        description: 'One number of your account the inbox serves (E.164); null or left out: all of them.',
+      },
+    },
+  } as const;
+}
+
 const webhookComponent = {
   $id: 'Webhook',
   type: 'object',
@@ -52,6 +76,17 @@ const webhookComponent = {
         'stream, the path its WebSocket client connects to (/webhooks/{id}/stream).',
     },
     rabbitmq: rabbitmqComponentField('Only on a RabbitMQ sink: where it publishes.'),
+    chatwoot: {
+      type: 'object',
+      description: 'Only on a Chatwoot inbox (docs/integrations.md): where it posts. The access token is never shown.',
+      required: ['account_id', 'inbox_id', 'number'],
+      additionalProperties: false,
+      properties: {
+        account_id: { type: 'integer' },
+        inbox_id: { type: 'integer' },
+        number: { type: ['string', 'null'], description: 'The one number it serves; null: all of the account’s.' },
+      },
+    },
     events: { type: 'array', items: { type: 'string', enum: webhookEventTypes }, description: 'The events it receives.' },
     message_scope: {
       type: 'string',
@@ -171,6 +206,11 @@ export const createWebhookBody = {
     description: descriptionField,
     message_scope: messageScopeField,
     rabbitmq: rabbitmqComponentField('For a RabbitMQ sink (an amqp(s) url): the exchange and routing-key template it publishes with.'),
+    chatwoot: chatwootField(
+      "Makes a Chatwoot inbox (the url is Chatwoot's base URL): incoming messages become messages of the inbox's conversations " +
+        '(docs/integrations.md).',
+      ['account_id', 'inbox_id', 'api_access_token'],
+    ),
     enabled: { type: 'boolean', description: 'Whether it receives deliveries at once (true by default).' },
   },
 } as const;
@@ -185,6 +225,7 @@ export const updateWebhookBody = {
     description: descriptionField,
     message_scope: messageScopeField,
     rabbitmq: rabbitmqComponentField("A RabbitMQ sink's new exchange and routing-key template."),
+    chatwoot: chatwootField("A Chatwoot inbox's new ids, number or access token; what is left out is kept.", ['account_id', 'inbox_id']),
     enabled: { type: 'boolean', description: 'Turn deliveries on or off; turning on clears a disabled_reason.' },
   },
 } as const;
@@ -197,6 +238,9 @@ export function presentWebhook(webhook: Webhook) {
     message_scope: webhook.messageScope,
     description: webhook.description,
     ...(webhook.rabbitmq !== null && { rabbitmq: { exchange: webhook.rabbitmq.exchange, routing_key: webhook.rabbitmq.routingKey } }),
+    ...(webhook.chatwoot !== null && {
+      chatwoot: { account_id: webhook.chatwoot.accountId, inbox_id: webhook.chatwoot.inboxId, number: webhook.chatwoot.number },
+    }),
     enabled: webhook.enabled,
     disabled_reason: webhook.disabledReason,
     failing_since: webhook.failingSince?.toISOString() ?? null,
