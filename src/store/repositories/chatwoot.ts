@@ -104,12 +104,7 @@ function toConversation(row: ChatwootConversationsTable): ChatwootConversation {
   };
 }
 
-function toLink(row: {
-  webhook_id: string;
-  message_id: string;
-  chatwoot_message_id: number;
-  conversation_id: number;
-}): ChatwootMessageLink {
+function toLink(row: ChatwootMessagesTable): ChatwootMessageLink {
   return {
     webhookId: row.webhook_id,
     messageId: row.message_id,
