@@ -33,7 +33,7 @@ export interface SimulatedIncoming {
 
 /** What the simulated network does to a number to rehearse WhatsApp's restrictions: a 463, or rate-overlimit on its sends, until `until`. */
 export interface SimulatedRestriction {
-  kind: 'restricted' | 'rate_overlimit' | 'new_chat_cap';
+  kind: 'restricted' | 'rate_overlimit' | 'new_chat_cap' | 'quiet_session';
   /** With `new_chat_cap`: how many people who never wrote to the number it may still write to before 475. */
   newChats?: number;
   until: Date;

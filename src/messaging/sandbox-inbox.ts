@@ -91,14 +91,15 @@ export class SandboxInbox {
   }
 
   /**
-   * POST /sandbox/restrict: the network restricts the number (463) or rate-limits its sends
-   * until `until`, as WhatsApp would; the number pauses as a real one does. Counted with the
-   * account's simulated messages, as it makes webhook events too.
+   * POST /sandbox/restrict: the network restricts the number (463), rate-limits its sends or caps
+   * its new chats (475) until `until`, as WhatsApp would, or its session goes quiet until then; the
+   * number behaves as a real one does. Counted with the account's simulated messages, as it makes
+   * webhook events too.
    */
   async restrict(scope: AccountScope, phone: E164, restriction: SimulatedRestriction): Promise<WhatsAppNumber> {
     this.admit(scope);
     const { number, simulator } = await this.sandboxNumber(scope, phone, 'phone');
-    await simulator.restrict(number, restriction);
+    await simulator.restrict(number, restriction).catch((error: unknown) => refusedIncoming(number, error));
     return number;
   }
 

@@ -90,8 +90,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Simulate WhatsApp restricting a sandbox number
-         * @description Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue (202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         * Simulate WhatsApp restricting, capping or going quiet on a sandbox number
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue (202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. kind "quiet_session" rehearses a session that looks open and delivers nothing (docs/whatsapp.md#sessions-that-stay-up): the number still shows connected, what is sent to it waits on the network, and at the lift time the session is restarted: session.status connecting with the quiet-session reason (wagw_quiet_session_restarts_total counts it), then connected, and what waited arrives. kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestriction"];
         delete?: never;
@@ -1202,8 +1202,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Simulate WhatsApp restricting a sandbox number
-         * @description Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue (202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         * Simulate WhatsApp restricting, capping or going quiet on a sandbox number
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue (202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. kind "quiet_session" rehearses a session that looks open and delivers nothing (docs/whatsapp.md#sessions-that-stay-up): the number still shows connected, what is sent to it waits on the network, and at the lift time the session is restarted: session.status connecting with the quiet-session reason (wagw_quiet_session_restarts_total counts it), then connected, and what waited arrives. kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestrictionApi"];
         delete?: never;
@@ -4861,10 +4861,10 @@ export interface components {
             /** @description One of your sandbox numbers (E.164). */
             phone: string;
             /**
-             * @description restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit; new_chat_cap: WhatsApp's cap on new chats, whose cycle ends at the lift time (its sends to people who never wrote to it past new_chats are answered 475).
+             * @description restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit; new_chat_cap: WhatsApp's cap on new chats, whose cycle ends at the lift time (its sends to people who never wrote to it past new_chats are answered 475); quiet_session: the session stays open and hears nothing until the lift time, when it is restarted as a quiet one is.
              * @enum {string}
              */
-            kind: "restricted" | "rate_overlimit" | "new_chat_cap";
+            kind: "restricted" | "rate_overlimit" | "new_chat_cap" | "quiet_session";
             /** @description With kind new_chat_cap: the cycle's quota of new chats (0 by default: the next new chat meets the cap). */
             new_chats?: number;
             /** @description When the simulated network lifts it, from now. */
@@ -4873,7 +4873,7 @@ export interface components {
         SimulateRestrictionResponse: {
             phone: string;
             /** @enum {string} */
-            kind: "restricted" | "rate_overlimit" | "new_chat_cap";
+            kind: "restricted" | "rate_overlimit" | "new_chat_cap" | "quiet_session";
             /** Format: date-time */
             until: string;
         };
@@ -6594,7 +6594,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         SimulateRestrictionError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6604,7 +6604,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "storage_unavailable";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };

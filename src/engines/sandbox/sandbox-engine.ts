@@ -80,6 +80,8 @@ interface SandboxSession {
   replaced: boolean;
   /** Set while the session's one reconnect loop runs. */
   reconnecting: boolean;
+  /** Set while a rehearsed quiet session lasts: it looks open, and hears nothing (POST /sandbox/restrict, quiet_session). */
+  quiet?: NodeJS.Timeout;
 }
 
 /**
@@ -174,6 +176,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const { lease } = session;
     session.connection = await this.options.network.connect(number.phone, this.options.nodeId, {
       incoming: async (message) => {
+        // A quiet session stores nothing: the network keeps the message until the session is restarted.
+        if (session.quiet !== undefined) return new Promise<void>(() => undefined);
         if (message.action?.kind === 'vote') {
           const options = message.action.options ?? [];
           // The network carries a vote in the clear; only the options the poll has are counted.
@@ -230,14 +234,16 @@ export class SandboxEngine implements Engine, InboundSimulator {
       },
       // Answered to the network, which keeps a receipt not recorded and hands it over again (ADR 0062).
       receipt: (receipt) =>
-        events.receipt({
-          lease,
-          phone: number.phone,
-          engineMessageId: receipt.id,
-          status: receipt.status,
-          errorCode: null,
-          at: new Date(),
-        }),
+        session.quiet !== undefined
+          ? new Promise<void>(() => undefined)
+          : events.receipt({
+              lease,
+              phone: number.phone,
+              engineMessageId: receipt.id,
+              status: receipt.status,
+              errorCode: null,
+              at: new Date(),
+            }),
       replaced: () => {
         session.replaced = true;
         void events
@@ -290,6 +296,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const session = this.sessions.get(number.id);
     if (session === undefined) return;
     this.sessions.delete(number.id);
+    clearTimeout(session.quiet);
     await session.connection?.close();
   }
 
@@ -693,6 +700,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
 
   async restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void> {
     const until = restriction.until.getTime();
+    if (restriction.kind === 'quiet_session') return this.goQuiet(number, restriction.until);
     if (restriction.kind === 'new_chat_cap') {
       const newChats = restriction.newChats ?? 0;
       // Not told to the number: as on WhatsApp, a client meets the cap as a 475 unless it reads the quota.
@@ -710,11 +718,59 @@ export class SandboxEngine implements Engine, InboundSimulator {
     await this.options.network.restrict(number.phone, { kind: restriction.kind, until });
   }
 
+  /**
+   * Rehearses a session that stays open and delivers nothing (issue 42 item 5): the number still
+   * shows connected, but what the network carries to it (messages, receipts) waits there, as
+   * WhatsApp's servers keep it, until `until`, when the session is restarted as the Baileys
+   * watchdog restarts a quiet one: `connecting` with the quiet-session reason and the restart
+   * counted, a new connection that takes what waited, then `connected`.
+   */
+  private goQuiet(number: WhatsAppNumber, until: Date): void {
+    const session = this.sessions.get(number.id);
+    if (session?.connection === undefined || this.sessionStatus(number) !== 'connected')
+      throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is not connected.`, this.sessionStatus(number));
+    clearTimeout(session.quiet);
+    const quietMs = Math.max(0, until.getTime() - Date.now());
+    session.quiet = setTimeout(() => {
+      void this.restartQuiet(number, session, quietMs).catch((error: unknown) => this.unrecorded(error, number, 'a quiet session'));
+    }, quietMs);
+    session.quiet.unref();
+  }
+
+  private async restartQuiet(number: WhatsAppNumber, session: SandboxSession, quietMs: number): Promise<void> {
+    session.quiet = undefined;
+    if (this.sessions.get(number.id) !== session) return;
+    const { lease } = session;
+    const quietSeconds = Math.round(quietMs / 1000);
+    await this.options.events.sessionStatusChanged({
+      lease,
+      phone: number.phone,
+      status: 'connecting',
+      reason: `quiet session: no traffic for ${quietSeconds} s and no answer to a probe (rehearsed on the sandbox); reconnecting`,
+      quietRestart: true,
+    });
+    const quiet = session.connection;
+    session.connection = undefined;
+    // Closed first: what waited for the quiet connection goes to the new one.
+    await quiet?.close();
+    if (this.sessions.get(number.id) !== session) return;
+    await this.connect(number, session);
+    await this.options.events.sessionStatusChanged({
+      lease,
+      phone: number.phone,
+      status: 'connected',
+      reason: 'reconnected after a quiet session',
+    });
+  }
+
   deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void> {
     return injectVote(this.options.network, number, vote);
   }
 
   async deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {
+    // A quiet session would keep the message on the network, with nothing stored to answer with.
+    if (this.sessions.get(number.id)?.quiet !== undefined)
+      throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is quiet, as asked.`, 'connected');
     const { media } = incoming;
     let id: string;
     try {

@@ -15,11 +15,12 @@ export const simulateRestriction = defineOperation(
         phone: { type: 'string', description: 'One of your sandbox numbers (E.164).' },
         kind: {
           type: 'string',
-          enum: ['restricted', 'rate_overlimit', 'new_chat_cap'],
+          enum: ['restricted', 'rate_overlimit', 'new_chat_cap', 'quiet_session'],
           description:
             "restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit; " +
             "new_chat_cap: WhatsApp's cap on new chats, whose cycle ends at the lift time (its sends to people who never wrote to it " +
-            'past new_chats are answered 475).',
+            'past new_chats are answered 475); quiet_session: the session stays open and hears nothing until the lift time, when it ' +
+            'is restarted as a quiet one is.',
         },
         new_chats: {
           type: 'integer',
@@ -42,12 +43,16 @@ export const simulateRestriction = defineOperation(
   scope: 'send',
   path: '/sandbox/restrict',
   operationId: 'simulateRestriction',
-  summary: 'Simulate WhatsApp restricting a sandbox number',
+  summary: 'Simulate WhatsApp restricting, capping or going quiet on a sandbox number',
   description:
     'Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" ' +
     "caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent " +
     'and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue ' +
     '(202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. ' +
+    'kind "quiet_session" rehearses a session that looks open and delivers nothing (docs/whatsapp.md#sessions-that-stay-up): the ' +
+    'number still shows connected, what is sent to it waits on the network, and at the lift time the session is restarted: ' +
+    'session.status connecting with the quiet-session reason (wagw_quiet_session_restarts_total counts it), then connected, and ' +
+    'what waited arrives. ' +
     'kind "restricted" pauses the number at once (reason restricted, ' +
     'until now + lift_after_seconds); kind "rate_overlimit" answers the number\'s next send 429 rate_limited and pauses it (reason ' +
     'rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send ' +
@@ -60,12 +65,14 @@ export const simulateRestriction = defineOperation(
       required: ['phone', 'kind', 'until'],
       properties: {
         phone: { type: 'string' },
-        kind: { type: 'string', enum: ['restricted', 'rate_overlimit', 'new_chat_cap'] },
+        kind: { type: 'string', enum: ['restricted', 'rate_overlimit', 'new_chat_cap', 'quiet_session'] },
         until: { type: 'string', format: 'date-time' },
       },
     },
   },
-  errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'phone_not_owned', 'rate_limited'],
+  errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'phone_not_owned', 'rate_limited', 'number_not_connected'],
+  // On the number's owner, whose session a cap or a quiet session is rehearsed on.
+  owner: ({ body }) => parsePhoneField(body.phone, 'phone'),
   handle: async ({ scope, body }, { sandboxInbox }) => {
     const phone = parsePhoneField(body.phone, 'phone');
     const until = new Date(Date.now() + body.lift_after_seconds * 1000);
