@@ -851,6 +851,41 @@ describe('Baileys session: WhatsApp restricting the number', () => {
   });
 });
 
+describe("Baileys session: WhatsApp's cap on new chats (ADR 0058)", () => {
+  it('reads the quota on connect and again every quotaCheckIntervalMs while connected', async () => {
+    const harness = await startSession({ linked: true, timings: { ...QUIET_TIMINGS, quotaCheckIntervalMs: 20 } });
+    const socket = await connected(harness);
+    socket.newChatCap = { total_quota: 30, used_quota: 4, cycle_end_timestamp: '1900000000' };
+    await waitFor('read on connect, then on the timer', () =>
+      harness.events.quotas.some((event) => event.kind === 'read' && event.quota.total === 30),
+    );
+    const read = harness.events.quotas.find((event) => event.kind === 'read' && event.quota.total === 30)!;
+    assert.deepEqual(read.kind === 'read' && [read.quota.status, read.quota.used, read.quota.cycleEndsAt], [
+      'none',
+      4,
+      new Date(1_900_000_000_000),
+    ]);
+    assert.equal(harness.events.quotas[0]!.kind, 'read', 'the first read came with the connection');
+  });
+
+  it('a failed receipt with 475 reports the cap and the receipt, then reads the quota again', async () => {
+    const harness = await startSession({ linked: true });
+    const socket = await connected(harness);
+    await waitFor('the read on connect', () => harness.events.quotas.length === 1);
+    socket.newChatCap = new Error('GraphQL server error: 500');
+    socket.emit('messages.update', [receiptUpdate('3EB0CAPPED', proto.WebMessageInfo.Status.ERROR, { messageStubParameters: ['475'] })]);
+    await waitFor(
+      'the cap, the receipt and the read after',
+      () => harness.events.quotas.length === 3 && harness.events.receipts.length === 1,
+    );
+    assert.deepEqual(
+      harness.events.quotas.map((event) => (event.kind === 'read' ? `read ${event.quota.status} ${event.quota.error}` : event.kind)),
+      ['read none null', 'capped', 'read unknown GraphQL server error: 500'],
+    );
+    assert.deepEqual(harness.events.restrictions, [], 'a cap pauses nothing: replies still go');
+  });
+});
+
 describe('Baileys session: graceful shutdown', () => {
   it('saves the creds once more and ends the socket when the session stops', async () => {
     const harness = await startSession({ linked: true });
