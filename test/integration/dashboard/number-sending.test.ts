@@ -169,5 +169,24 @@ for (const dialect of dialects) {
       assert.match(page, /The queue is cleared/);
       assert.match(page, /Nothing waits/);
     });
+
+    it("shows WhatsApp's cap on new chats once it was read: the quota, the used part and the cycle's end", async () => {
+      const phone = seeded.phones[0]!;
+      assert.doesNotMatch((await member.get('/numbers')).body, /cap on new chats/, 'nothing before the quota is read');
+      const rehearsed = await test.post(
+        '/sandbox/restrict',
+        { phone, kind: 'new_chat_cap', new_chats: 5, lift_after_seconds: 3_600 },
+        seeded.apiKey,
+      );
+      assert.equal(rehearsed.statusCode, 200, rehearsed.body);
+      const read = await test.inject({
+        method: 'GET',
+        url: `/new_chat_quota?from_phone=${encodeURIComponent(phone)}`,
+        headers: { authorization: `Bearer ${seeded.apiKey}` },
+      });
+      assert.equal(read.statusCode, 200, read.body);
+      const page = await member.get('/numbers');
+      assert.ok(page.body.includes(`0 of 5 used, cycle ends ${rehearsed.json().until}`), 'the card shows the quota');
+    });
   });
 }
