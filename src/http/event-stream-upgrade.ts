@@ -6,6 +6,7 @@ import { WebSocketServer } from 'ws';
 import type { ApiKeyAuthenticator } from '../accounts/api-key-auth.ts';
 import { requireScope } from '../domain/api-key-scopes.ts';
 import { AppError, httpStatusFor, toEnvelope } from '../domain/errors.ts';
+import type { ApiKey } from '../domain/model.ts';
 import { accountScope } from '../domain/tenant-scope.ts';
 import { isStorageOutage } from '../store/outage-errors.ts';
 import type { EventStreams } from '../webhooks/event-streams.ts';
@@ -42,7 +43,14 @@ export function acceptEventStreams(server: Server, access: EventStreamAccess): v
     const requestId = requestIdFor(request);
     void checkConnection(request, access)
       .then(({ webhookId, after }) => {
-        sockets.handleUpgrade(request, socket, head, (webSocket) => access.eventStreams.serve(webhookId, webSocket, after));
+        // The key is asked again for the life of the connection; the stream's being there is the
+        // connection's own look (a deleted stream closes with its own code).
+        const authorized = () =>
+          authorizedKey(request, access).then(
+            () => true,
+            (error: unknown) => (error instanceof AppError ? false : Promise.reject(error)),
+          );
+        sockets.handleUpgrade(request, socket, head, (webSocket) => access.eventStreams.serve(webhookId, webSocket, after, authorized));
         access.logger.info({ requestId, webhookId, resumed: after !== undefined }, 'event stream connected');
       })
       .catch((error: unknown) => refuse(socket, asAppError(error, access.logger, requestId), requestId));
@@ -59,8 +67,7 @@ async function checkConnection(request: IncomingMessage, access: EventStreamAcce
     );
   }
   const after = resumePoint(url.searchParams);
-  const key = await access.authenticator.authenticate(request.headers.authorization);
-  requireScope(key.scopes, 'webhooks', 'streamWebhookEvents');
+  const key = await authorizedKey(request, access);
   let webhookId: string;
   try {
     webhookId = decodeURIComponent(match[1]!);
@@ -69,6 +76,13 @@ async function checkConnection(request: IncomingMessage, access: EventStreamAcce
   }
   await access.webhooks.getStream(accountScope(key.accountId), webhookId);
   return { webhookId, ...(after !== undefined && { after }) };
+}
+
+/** The connection's key, active and with the `webhooks` scope; refused otherwise. */
+async function authorizedKey(request: IncomingMessage, access: EventStreamAccess): Promise<ApiKey> {
+  const key = await access.authenticator.authenticate(request.headers.authorization);
+  requireScope(key.scopes, 'webhooks', 'streamWebhookEvents');
+  return key;
 }
 
 /** `last_event_id`, given at most once and not empty; any other parameter is refused, not ignored. */

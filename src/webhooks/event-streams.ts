@@ -4,9 +4,9 @@ import { WebSocket } from 'ws';
 import { renderPayload, type EventPayload } from '../domain/webhooks.ts';
 import type { Store } from '../store/database.ts';
 import {
-  holdsStream,
   recordStreamed,
   resumeStreamAfter,
+  streamHolder,
   takeStream,
   unsentStreamDeliveries,
   type StreamDelivery,
@@ -24,6 +24,10 @@ const PING_INTERVAL_MS = 30_000;
 export const STREAM_CLOSE = {
   /** The client sent a message; the stream takes none. */
   messageRefused: 4400,
+  /** The key the client connected with was revoked, or lost the webhooks scope. */
+  keyRevoked: 4401,
+  /** The stream was deleted. */
+  deleted: 4404,
   /** Another connection, on this node or another, took the stream. */
   takenOver: 4409,
   /** The resume point is not one this stream sent, or the delivery log no longer keeps it. */
@@ -56,9 +60,13 @@ export class EventStreams {
     private readonly logger: Logger,
   ) {}
 
-  /** Serves one client on its stream until either side closes; `after` is the last event id it saw. */
-  serve(webhookId: string, socket: WebSocket, after: string | undefined): void {
-    const connection = new StreamConnection(this.store, this.logger.child({ webhookId }), webhookId, socket);
+  /**
+   * Serves one client on its stream until either side closes; `after` is the last event id it saw.
+   * `authorized` says whether the key the client connected with still may read the stream: it is
+   * asked before every batch and every poll, so a revoked key's stream ends as its requests do.
+   */
+  serve(webhookId: string, socket: WebSocket, after: string | undefined, authorized: () => Promise<boolean>): void {
+    const connection = new StreamConnection(this.store, this.logger.child({ webhookId }), webhookId, socket, authorized);
     this.connections.add(connection);
     void connection.run(after).finally(() => this.connections.delete(connection));
   }
@@ -91,6 +99,7 @@ class StreamConnection {
     private readonly logger: Logger,
     private readonly webhookId: string,
     private readonly socket: WebSocket,
+    private readonly authorized: () => Promise<boolean>,
   ) {
     this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.once('close', () => this.wake());
@@ -107,8 +116,14 @@ class StreamConnection {
         return;
       }
       while (this.open) {
-        if (!(await holdsStream(this.store.db, this.webhookId, this.holder))) {
-          await this.close(STREAM_CLOSE.takenOver, 'another connection took this stream');
+        const holder = await streamHolder(this.store.db, this.webhookId);
+        if (holder !== this.holder) {
+          if (holder === undefined) await this.close(STREAM_CLOSE.deleted, 'the stream was deleted');
+          else await this.close(STREAM_CLOSE.takenOver, 'another connection took this stream');
+          return;
+        }
+        if (!(await this.authorized())) {
+          await this.close(STREAM_CLOSE.keyRevoked, 'the API key was revoked or lost the webhooks scope');
           return;
         }
         const batch = await unsentStreamDeliveries(this.store.db, this.webhookId, BATCH);

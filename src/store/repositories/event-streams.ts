@@ -19,10 +19,10 @@ export async function takeStream(db: Executor, webhookId: string, holder: string
   await db.updateTable('webhooks').set({ stream_holder: holder }).where('id', '=', webhookId).execute();
 }
 
-/** Whether `holder` still holds the stream: it does until another connection takes it, or the stream goes. */
-export async function holdsStream(db: Executor, webhookId: string, holder: string): Promise<boolean> {
+/** The connection holding the stream now (null: none), or undefined when the stream is gone. */
+export async function streamHolder(db: Executor, webhookId: string): Promise<string | null | undefined> {
   const row = await db.selectFrom('webhooks').select('stream_holder').where('id', '=', webhookId).executeTakeFirst();
-  return row?.stream_holder === holder;
+  return row?.stream_holder;
 }
 
 /**

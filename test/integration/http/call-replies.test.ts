@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { waitUntil } from '../../support/waiting.ts';
 import { after, before, describe, it } from 'node:test';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { callEventsOf } from '../../support/call-events.ts';
@@ -57,8 +58,7 @@ for (const dialect of dialects) {
       for (let call = 0; call < 5; call++) await ring(PERSISTENT);
       // Another caller's reply, sent after the five calls were handled, marks that they all were.
       await ring(ANOTHER);
-      const deadline = Date.now() + 10_000;
-      while ((await repliesTo(ANOTHER)) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+      await waitUntil(async () => (await repliesTo(ANOTHER)) > 0, "the other caller's reply", 25);
       assert.equal(await repliesTo(ANOTHER), 1);
       assert.equal(await repliesTo(PERSISTENT), 1, 'one reply, not one per call');
     });

@@ -5,6 +5,7 @@
  * `failed`, since it may well have reached the recipient.
  */
 import assert from 'node:assert/strict';
+import { waitUntil } from '../../support/waiting.ts';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely, Transaction } from 'kysely';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
@@ -148,8 +149,8 @@ for (const dialect of dialects) {
 
       // Once the database takes records again, the background retry or the receipt settles it.
       committer.failures = 0;
-      const deadline = Date.now() + 5_000;
-      while ((await row(id)).status === 'unknown' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      // Waited for as a condition: on a busy machine the retry's next turn can come late (waiting.ts).
+      await waitUntil(async () => (await row(id)).status !== 'unknown', `${id} settled after the outage`, 100);
       assert.ok(['sent', 'delivered'].includes((await row(id)).status), (await row(id)).status);
       const events = await statusEvents(id);
       assert.ok(events.length >= 2 && events.every(([status]) => status !== 'failed'), JSON.stringify(events));

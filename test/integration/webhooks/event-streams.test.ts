@@ -105,6 +105,18 @@ for (const dialect of dialects) {
       await second.close();
     });
 
+    it("a revoked key's stream is closed with 4401, a deleted stream's with 4404", async () => {
+      const stream = await makeStream();
+      const key = await test.gateway.apiKeys.createKey({ accountId: account.accountId, name: 'revoked soon', scopes: WEBHOOKS_SCOPES });
+      const client = await openStream(baseUrl, stream.url, key.plaintext);
+      await test.gateway.apiKeys.revokeKey(accountScope(account.accountId), key.apiKey.id);
+      assert.equal((await client.closed()).code, STREAM_CLOSE.keyRevoked);
+      const other = await makeStream();
+      const orphan = await openStream(baseUrl, other.url, account.apiKey);
+      await test.gateway.webhooks.deleteWebhook(accountScope(account.accountId), other.id);
+      assert.equal((await orphan.closed()).code, STREAM_CLOSE.deleted);
+    });
+
     it('a resume point the stream never sent closes with 4410; a message from the client closes with 4400', async () => {
       const stream = await makeStream();
       const unknown = await openStream(baseUrl, `${stream.url}?last_event_id=evt_000000000000000000000000`, account.apiKey);

@@ -33,7 +33,8 @@ export const streamWebhookEvents = defineOperation({ params: webhookParams, quer
     'Connect with a WebSocket client (Upgrade: websocket) and the Authorization header of a key with the webhooks scope. Each text ' +
     'frame is one event: its webhook body (the `webhooks` section of this document) with `event_id` first, in the order the events ' +
     'happened, as they commit, on whichever node you reach. Reconnect with `last_event_id` to be sent what followed it, and nothing ' +
-    'twice. The stream takes no messages. It closes with 4409 when another connection takes it, 4410 when last_event_id is not one ' +
+    'twice. The stream takes no messages. It closes with 4401 when the key is revoked, 4404 when the stream is deleted, 4409 when ' +
+    'another connection takes it, 4410 when last_event_id is not one ' +
     'it sent (or is past the delivery log), 1001 when the node restarts, 1011 on a database failure. A plain GET answers 426.',
   tag: 'webhooks',
   answers: {},
