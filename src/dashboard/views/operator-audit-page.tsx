@@ -9,8 +9,8 @@ export function OperatorAuditPage(props: { context: PageContext; view: OperatorA
   return (
     <OperatorFrame context={props.context} section="audit" title="Audit log">
       <p class="muted">
-        Every change to keys and webhooks, through the dashboard, the API or the CLI, with who made it and from which address. The newest
-        200 are shown.
+        Every management action (accounts, users, numbers and their sessions, keys, operator tokens, webhooks, invites), through the
+        dashboard, the API, the operator API or the CLI, with who made it and from which address. The newest 200 are shown.
       </p>
       <form method="get" action="/operator/audit" class="row">
         <label for="audit-account">Account</label>

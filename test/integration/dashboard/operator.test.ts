@@ -1,4 +1,5 @@
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { CLI_ACTOR } from '../../../src/domain/audit.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { User } from '../../../src/domain/model.ts';
@@ -68,6 +69,7 @@ for (const dialect of dialects) {
         '/operator/cluster',
         '/operator/system',
         '/operator/tokens',
+        '/operator/audit',
       ];
       for (const page of pages) {
         const response = await client.get(page);
@@ -142,6 +144,35 @@ for (const dialect of dialects) {
       const rows = audit.filter((event) => event.targetId === token.id);
       assert.deepEqual(rows.map((event) => event.action).sort(), ['operator_token.created', 'operator_token.revoked']);
       for (const row of rows) assert.deepEqual([row.actor.kind, row.actor.id, row.accountId], ['user', operatorUser.id, null]);
+    });
+
+    it("shows the audit log, every account's or one's, naming the key, how and from where, escaped", async () => {
+      const { account } = await createAccountWithOwner('Audited');
+      const { account: elsewhere } = await createAccountWithOwner('Elsewhere');
+      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
+      const theirs = await test.gateway.numbers.addNumber(operatorScope(), { accountId: elsewhere.id, phone: uniquePhone() }, CLI_ACTOR);
+      const key = await test.gateway.apiKeys.createKey({ accountId: account.id, name: '<i>script</i>' });
+      const changed = await test.inject({
+        method: 'PATCH',
+        url: `/numbers/${number.id}`,
+        payload: { auto_read: true },
+        headers: { authorization: `Bearer ${key.plaintext}` },
+      });
+      assert.equal(changed.statusCode, 200, changed.body);
+
+      const row = (body: string, target: string) => new RegExp(`<tr>(?:(?!</tr>).)*${target}(?:(?!</tr>).)*</tr>`, 's').exec(body)?.[0];
+      const all = await operator.get('/operator/audit');
+      assert.equal(all.statusCode, 200);
+      const settings = row(all.body, number.id) ?? '';
+      for (const shown of ['number.settings_changed', 'API key', '127.0.0.1', `&lt;i>script&lt;/i> (${key.apiKey.hint})`, 'Audited'])
+        assert.ok(settings.includes(shown), `${shown} in ${settings}`);
+      assert.doesNotMatch(all.body, /<i>script<\/i>/, 'the key name is text, not markup');
+      const added = row(all.body, theirs.id) ?? '';
+      assert.ok(added.includes('number.added') && added.includes('CLI') && added.includes('Elsewhere'), added);
+
+      const one = await operator.get(`/operator/audit?account=${account.id}`);
+      assert.ok(row(one.body, number.id)?.includes('number.settings_changed'));
+      assert.equal(row(one.body, theirs.id), undefined, "another account's rows are not shown");
     });
 
     it('refuses a blank operator token name with 400, keeping the page, and makes nothing', async () => {
