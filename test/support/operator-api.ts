@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import type { TestGateway } from './gateway.ts';
+import { after, before } from 'node:test';
+import { CLI_ACTOR } from '../../src/domain/audit.ts';
+import type { Dialect } from './databases.ts';
+import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from './gateway.ts';
 
 /** The error envelope of v0.1.0, with the code and, for a field, the field. */
 interface Envelope {
@@ -33,7 +36,7 @@ export function operatorCaller(test: () => TestGateway, token: () => string) {
 }
 
 /** An audit event as GET /admin/audit_events answers it, as far as the tests read it. */
-export interface AuditRow {
+interface AuditRow {
   action: string;
   target_id: string;
   account_id: string;
@@ -42,6 +45,46 @@ export interface AuditRow {
 }
 
 /** One account's newest audit rows, read through the operator API itself. */
-export async function auditRowsOf(call: ReturnType<typeof operatorCaller>, accountId: string, limit: number): Promise<AuditRow[]> {
+async function auditRowsOf(call: ReturnType<typeof operatorCaller>, accountId: string, limit: number): Promise<AuditRow[]> {
   return (await call('GET', `/admin/audit_events?account_id=${accountId}&limit=${limit}`)).json().events;
+}
+
+/**
+ * The set-up of an operator API test on one database: a gateway, two seeded accounts (the one
+ * acted on, and another whose objects must stay out of reach), an operator token, and calls made
+ * with it. Registers its own before and after hooks; read the fields in tests, once they have run.
+ */
+export function operatorApiWorld(dialect: Dialect): OperatorApiWorld {
+  const world: OperatorApiWorld = {
+    test: undefined as unknown as TestGateway,
+    account: undefined as unknown as SeededAccount,
+    other: undefined as unknown as SeededAccount,
+    token: '',
+    tokenId: '',
+    call: operatorCaller(
+      () => world.test,
+      () => world.token,
+    ),
+    auditOf: (accountId, limit) => auditRowsOf(world.call, accountId, limit),
+  };
+  before(async () => {
+    world.test = await startTestGateway(dialect);
+    world.account = await seedAccount(world.test.gateway);
+    world.other = await seedAccount(world.test.gateway);
+    const made = await world.test.gateway.operatorTokens.create('onboarding', CLI_ACTOR);
+    world.token = made.plaintext;
+    world.tokenId = made.token.id;
+  });
+  after(() => world.test?.close());
+  return world;
+}
+
+interface OperatorApiWorld {
+  test: TestGateway;
+  account: SeededAccount;
+  other: SeededAccount;
+  token: string;
+  tokenId: string;
+  call: ReturnType<typeof operatorCaller>;
+  auditOf(accountId: string, limit: number): Promise<AuditRow[]>;
 }

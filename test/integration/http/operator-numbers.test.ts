@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { CLI_ACTOR } from '../../../src/domain/audit.ts';
+import { describe, it } from 'node:test';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
-import { seedAccount, startTestGateway, uniquePhone, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
-import { assertRefused, auditRowsOf, operatorCaller } from '../../support/operator-api.ts';
+import { uniquePhone } from '../../support/gateway.ts';
+import { assertRefused, operatorApiWorld } from '../../support/operator-api.ts';
 import { createTestUser } from '../../support/users.ts';
 
 /**
@@ -34,45 +33,31 @@ const person = (accountId: string) => ({
 
 for (const dialect of dialects) {
   describe(`an account's numbers over the operator API (${dialect})`, () => {
-    let test: TestGateway;
-    let account: SeededAccount;
-    let other: SeededAccount;
-    let token: string;
-    let tokenId: string;
-    const call = operatorCaller(
-      () => test,
-      () => token,
-    );
-    const auditOf = (accountId: string, limit: number) => auditRowsOf(call, accountId, limit);
-
-    before(async () => {
-      test = await startTestGateway(dialect);
-      account = await seedAccount(test.gateway);
-      other = await seedAccount(test.gateway);
-      const made = await test.gateway.operatorTokens.create('onboarding', CLI_ACTOR);
-      token = made.plaintext;
-      tokenId = made.token.id;
-    });
-    after(() => test?.close());
+    const world = operatorApiWorld(dialect);
+    const { call, auditOf } = world;
 
     it('adds a number the account sees at once, reads it by id and phone, sets its holder and settings, moves and removes it', async () => {
-      const mine = `/admin/accounts/${account.accountId}/numbers`;
-      const holder = (await createTestUser(test.gateway, person(account.accountId))).user;
+      const mine = `/admin/accounts/${world.account.accountId}/numbers`;
+      const holder = (await createTestUser(world.test.gateway, person(world.account.accountId))).user;
       const phone = uniquePhone();
       const added = await call('POST', `/api${mine}`, { phone, holder_user_id: holder.id });
       assert.equal(added.statusCode, 201, added.body);
       const number = added.json() as NumberBody;
       assert.deepEqual(
         [number.phone, number.engine, number.account_id, number.holder_user_id],
-        [phone, 'sandbox', account.accountId, holder.id],
+        [phone, 'sandbox', world.account.accountId, holder.id],
       );
-      const seen = await test.inject({ method: 'GET', url: '/numbers', headers: { authorization: `Bearer ${account.apiKey}` } });
+      const seen = await world.test.inject({
+        method: 'GET',
+        url: '/numbers',
+        headers: { authorization: `Bearer ${world.account.apiKey}` },
+      });
       assert.ok(seen.body.includes(number.id), "the account's key sees the number");
-      const sent = await test.inject({
+      const sent = await world.test.inject({
         method: 'POST',
         url: '/send_message',
-        headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
-        payload: JSON.stringify({ from_phone: phone, to_phone: account.phones[0], message: 'First words from the new number' }),
+        headers: { authorization: `Bearer ${world.account.apiKey}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ from_phone: phone, to_phone: world.account.phones[0], message: 'First words from the new number' }),
       });
       assert.equal(sent.statusCode, 200, `the account sends from it at once: ${sent.body}`);
 
@@ -86,21 +71,21 @@ for (const dialect of dialects) {
         [changed.json().holder_user_id, changed.json().reject_calls, changed.json().call_reply_text],
         [null, true, 'Text me'],
       );
-      const stored = await test.gateway.numbers.findNumber(operatorScope(), number.id);
+      const stored = await world.test.gateway.numbers.findNumber(operatorScope(), number.id);
       assert.deepEqual([stored.holderUserId, stored.rejectCalls, stored.callReplyText], [null, true, 'Text me'], 'the change is stored');
       const given = await call('PATCH', `${mine}/${number.id}`, { holder_user_id: holder.id });
       assert.equal(given.json().holder_user_id, holder.id);
 
-      const moved = await call('POST', `${mine}/${number.id}/move`, { account_id: other.accountId });
+      const moved = await call('POST', `${mine}/${number.id}/move`, { account_id: world.other.accountId });
       assert.equal(moved.statusCode, 200, moved.body);
-      assert.deepEqual([moved.json().account_id, moved.json().holder_user_id], [other.accountId, null], 'moved, its holder cleared');
+      assert.deepEqual([moved.json().account_id, moved.json().holder_user_id], [world.other.accountId, null], 'moved, its holder cleared');
       assertRefused(await call('GET', `${mine}/${number.id}`), 404, 'number_not_found');
-      const theirs = `/admin/accounts/${other.accountId}/numbers/${number.id}`;
+      const theirs = `/admin/accounts/${world.other.accountId}/numbers/${number.id}`;
       const removed = await call('DELETE', theirs);
       assert.equal(removed.statusCode, 200, removed.body);
       assertRefused(await call('GET', theirs), 404, 'number_not_found');
 
-      const rows = (await auditOf(account.accountId, 4)).map((row) => [
+      const rows = (await auditOf(world.account.accountId, 4)).map((row) => [
         row.action,
         row.target_id,
         row.actor.kind,
@@ -108,49 +93,49 @@ for (const dialect of dialects) {
         row.details,
       ]);
       assert.deepEqual(rows, [
-        ['number.reassigned', number.id, 'operator_token', tokenId, { phone, to_account_id: other.accountId }],
-        ['number.settings_changed', number.id, 'operator_token', tokenId, { phone, holder_user_id: holder.id }],
+        ['number.reassigned', number.id, 'operator_token', world.tokenId, { phone, to_account_id: world.other.accountId }],
+        ['number.settings_changed', number.id, 'operator_token', world.tokenId, { phone, holder_user_id: holder.id }],
         [
           'number.settings_changed',
           number.id,
           'operator_token',
-          tokenId,
+          world.tokenId,
           { phone, holder_user_id: null, reject_calls: true, call_reply_text: 'Text me' },
         ],
-        ['number.added', number.id, 'operator_token', tokenId, { phone, engine: 'sandbox', holder_user_id: holder.id }],
+        ['number.added', number.id, 'operator_token', world.tokenId, { phone, engine: 'sandbox', holder_user_id: holder.id }],
       ]);
-      const [removedRow] = await auditOf(other.accountId, 1);
-      assert.deepEqual([removedRow?.action, removedRow?.target_id, removedRow?.actor.id], ['number.removed', number.id, tokenId]);
+      const [removedRow] = await auditOf(world.other.accountId, 1);
+      assert.deepEqual([removedRow?.action, removedRow?.target_id, removedRow?.actor.id], ['number.removed', number.id, world.tokenId]);
     });
 
     it("another account's number is 404 number_not_found to every operation on one, by id or phone, and nothing changes", async () => {
-      const theirs = await test.gateway.numbers.findNumber(operatorScope(), other.phones[0]!);
-      const before = (await auditOf(account.accountId, 500)).length;
+      const theirs = await world.test.gateway.numbers.findNumber(operatorScope(), world.other.phones[0]!);
+      const before = (await auditOf(world.account.accountId, 500)).length;
       for (const reference of [theirs.id, encodeURIComponent(theirs.phone)]) {
-        const path = `/admin/accounts/${account.accountId}/numbers/${reference}`;
+        const path = `/admin/accounts/${world.account.accountId}/numbers/${reference}`;
         assertRefused(await call('GET', path), 404, 'number_not_found');
         assertRefused(await call('PATCH', path, { reject_calls: true }), 404, 'number_not_found');
-        assertRefused(await call('POST', `${path}/move`, { account_id: account.accountId }), 404, 'number_not_found');
+        assertRefused(await call('POST', `${path}/move`, { account_id: world.account.accountId }), 404, 'number_not_found');
         assertRefused(await call('DELETE', path), 404, 'number_not_found');
       }
-      assert.ok(!(await call('GET', `/admin/accounts/${account.accountId}/numbers`)).body.includes(theirs.id), 'not listed');
-      assert.deepEqual(await test.gateway.numbers.findNumber(operatorScope(), theirs.id), theirs, 'unchanged');
-      assert.equal((await auditOf(account.accountId, 500)).length, before, 'nothing recorded');
+      assert.ok(!(await call('GET', `/admin/accounts/${world.account.accountId}/numbers`)).body.includes(theirs.id), 'not listed');
+      assert.deepEqual(await world.test.gateway.numbers.findNumber(operatorScope(), theirs.id), theirs, 'unchanged');
+      assert.equal((await auditOf(world.account.accountId, 500)).length, before, 'nothing recorded');
       assertRefused(await call('GET', `/admin/accounts/acc_unknown/numbers/${theirs.id}`), 404, 'account_not_found');
       assertRefused(await call('GET', '/admin/accounts/acc_unknown/numbers'), 404, 'account_not_found');
       assertRefused(await call('POST', '/admin/accounts/acc_unknown/numbers', { phone: uniquePhone() }), 404, 'account_not_found');
     });
 
     it('refuses bad number input with the documented 4xx naming the field, and adds, moves or changes nothing', async () => {
-      const numbers = `/admin/accounts/${account.accountId}/numbers`;
-      const mine = `${numbers}/${encodeURIComponent(account.phones[0]!)}`;
+      const numbers = `/admin/accounts/${world.account.accountId}/numbers`;
+      const mine = `${numbers}/${encodeURIComponent(world.account.phones[0]!)}`;
       const before = (await call('GET', numbers)).json().numbers.length;
-      const stranger = (await createTestUser(test.gateway, person(other.accountId))).user;
+      const stranger = (await createTestUser(world.test.gateway, person(world.other.accountId))).user;
       assertRefused(await call('POST', numbers, {}), 400, 'invalid_request', 'phone');
       assertRefused(await call('POST', numbers, { phone: '12' }), 400, 'invalid_phone_number', 'phone');
       assertRefused(await call('POST', numbers, { phone: uniquePhone(), engine: 'meta' }), 400, 'invalid_request', 'engine');
       assertRefused(await call('POST', numbers, { phone: uniquePhone(), status: 'connected' }), 400, 'invalid_request', 'status');
-      assertRefused(await call('POST', numbers, { phone: other.phones[0] }), 409, 'phone_already_registered');
+      assertRefused(await call('POST', numbers, { phone: world.other.phones[0] }), 409, 'phone_already_registered');
       assertRefused(
         await call('POST', numbers, { phone: uniquePhone(), holder_user_id: stranger.id }),
         404,
@@ -164,10 +149,14 @@ for (const dialect of dialects) {
       assertRefused(await call('POST', `${mine}/move`, {}), 400, 'invalid_request', 'account_id');
       assertRefused(await call('POST', `${mine}/move`, { account_id: 'acc_unknown' }), 404, 'account_not_found');
       assertRefused(await call('DELETE', mine, { force: true }), 400, 'invalid_request', 'body');
-      assertRefused(await call('GET', numbers, undefined, account.apiKey), 401, 'invalid_operator_token');
+      assertRefused(await call('GET', numbers, undefined, world.account.apiKey), 401, 'invalid_operator_token');
       assert.equal((await call('GET', numbers)).json().numbers.length, before, 'nothing added or moved');
-      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
-      assert.deepEqual([number.accountId, number.holderUserId, number.callReplyText], [account.accountId, null, null], 'nothing changed');
+      const number = await world.test.gateway.numbers.findNumber(operatorScope(), world.account.phones[0]!);
+      assert.deepEqual(
+        [number.accountId, number.holderUserId, number.callReplyText],
+        [world.account.accountId, null, null],
+        'nothing changed',
+      );
     });
   });
 }
