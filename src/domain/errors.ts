@@ -488,11 +488,6 @@ export const errorCatalogue = {
     meaning: 'The webhook delivers to a URL or a broker; only an event stream is read over a WebSocket.',
     meta: { webhook_id: 'the webhook named' },
   },
-  upgrade_required: {
-    publicApi: true,
-    status: 426,
-    meaning: 'The path is a WebSocket: connect with a WebSocket client (Upgrade: websocket).',
-  },
   delivery_not_found: { publicApi: true, status: 404, meaning: 'There is no such webhook delivery (in your scope).' },
   invite_not_found: { status: 404, meaning: 'The invite link is unknown, used or expired.' },
   phone_already_registered: { publicApi: true, status: 409, meaning: 'The number is already on this gateway.' },

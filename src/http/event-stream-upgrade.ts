@@ -35,7 +35,7 @@ export interface EventStreamAccess {
  * Fastify's routes. A connection is checked as a request is (the API key, the `webhooks` scope, the
  * stream being the account's, no unknown query parameter) and refused with the API's error body
  * and status before any upgrade. A plain GET of the same path is the registry's operation, which
- * answers 426.
+ * answers how far the stream has got.
  */
 export function acceptEventStreams(server: Server, access: EventStreamAccess): void {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES });

@@ -241,6 +241,30 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
     if (state === 'delivered') this.webhookDeliveryLag.observe(lagSeconds);
   }
 
+  /**
+   * Event streams (ADR 0068): the WebSocket clients this node serves, read when scraped, and the
+   * events sent to them. Registered by the root once the streams exist, since they are built after
+   * the metrics.
+   */
+  watchEventStreams(connected: () => number): (sent: number) => void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'wagw_event_stream_connections',
+      help: 'Event streams whose WebSocket client this node serves now.',
+      registers,
+      collect() {
+        this.set(connected());
+      },
+    });
+    const events = new Counter({
+      name: 'wagw_event_stream_events_total',
+      help: 'Events this node sent to event streams, each recorded with its place in its stream before it was sent.',
+      registers,
+    });
+    events.inc(0);
+    return (sent) => events.inc(sent);
+  }
+
   /** Every task's series exist from its registration, so that an alert sees a task that never ran. */
   taskRegistered(task: string): void {
     for (const outcome of taskOutcomes) this.taskRuns.inc({ task, outcome }, 0);

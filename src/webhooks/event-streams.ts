@@ -58,6 +58,8 @@ export class EventStreams {
   constructor(
     private readonly store: Store,
     private readonly logger: Logger,
+    /** Told how many events a connection recorded and sent, for the metrics. */
+    private readonly onSent: (count: number) => void = () => undefined,
   ) {}
 
   /**
@@ -66,7 +68,7 @@ export class EventStreams {
    * asked before every batch and every poll, so a revoked key's stream ends as its requests do.
    */
   serve(webhookId: string, socket: WebSocket, after: string | undefined, authorized: () => Promise<boolean>): void {
-    const connection = new StreamConnection(this.store, this.logger.child({ webhookId }), webhookId, socket, authorized);
+    const connection = new StreamConnection(this.store, this.logger.child({ webhookId }), webhookId, socket, authorized, this.onSent);
     this.connections.add(connection);
     void connection.run(after).finally(() => this.connections.delete(connection));
   }
@@ -100,6 +102,7 @@ class StreamConnection {
     private readonly webhookId: string,
     private readonly socket: WebSocket,
     private readonly authorized: () => Promise<boolean>,
+    private readonly onSent: (count: number) => void,
   ) {
     this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.once('close', () => this.wake());
@@ -139,6 +142,7 @@ class StreamConnection {
           await this.close(STREAM_CLOSE.takenOver, 'another connection took this stream');
           return;
         }
+        this.onSent(batch.length);
         await this.sendAll(batch);
       }
     } catch (error) {

@@ -19,6 +19,7 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { findAccountById, lockAccount } from '../store/repositories/accounts.ts';
 import { findDelivery, listAttempts, listDeliveries, scheduleRedelivery } from '../store/repositories/deliveries.ts';
 import * as webhooks from '../store/repositories/webhooks.ts';
+import { streamProgress } from '../store/repositories/event-streams.ts';
 import type { AddressPolicy } from './address-guard.ts';
 import { checkDestination, checkRabbitmqTarget, type CheckedDestination } from './destination-check.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
@@ -159,6 +160,12 @@ export class WebhooksService {
       );
     }
     return webhook;
+  }
+
+  /** An event stream of the scope and how far it has got: events sent, and events waiting for its client. */
+  async streamProgress(scope: TenantScope, id: string): Promise<{ webhook: Webhook; sent: number; waiting: number }> {
+    const webhook = await this.getStream(scope, id);
+    return { webhook, ...(await streamProgress(this.store.db, id)) };
   }
 
   async updateWebhook(scope: TenantScope, id: string, input: WebhookInput, actor: AuditActor = SYSTEM_ACTOR): Promise<Webhook> {

@@ -37,7 +37,8 @@ export function buildWebhooks(config: Config, storage: StorageParts, keys: Gatew
   const userAgent = `wa-gateway/${config.version}`;
   const client = new WebhookHttpClient({ timeoutMs: config.webhooks.timeoutMs, addressPolicy, userAgent });
   const amqp = new AmqpPublisher({ timeoutMs: config.webhooks.timeoutMs, addressPolicy });
-  const eventStreams = new EventStreams(store, logger);
+  const eventStreams: EventStreams = new EventStreams(store, logger, (count) => streamedEvents(count));
+  const streamedEvents = metrics.watchEventStreams(() => eventStreams.connected);
   const chatwoot = new ChatwootRelay({
     store,
     api: new ChatwootApi({ addressPolicy, timeoutMs: config.webhooks.timeoutMs, userAgent }),

@@ -1140,8 +1140,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read an event stream's events over a WebSocket
-         * @description Connect with a WebSocket client (Upgrade: websocket) and the Authorization header of a key with the webhooks scope. Each text frame is one event: its webhook body (the `webhooks` section of this document) with `event_id` first, in the order the events happened, as they commit, on whichever node you reach. Reconnect with `last_event_id` to be sent what followed it, and nothing twice. The stream takes no messages. It closes with 4401 when the key is revoked, 4404 when the stream is deleted, 4409 when another connection takes it, 4410 when last_event_id is not one it sent (or is past the delivery log), 1001 when the node restarts, 1011 on a database failure. A plain GET answers 426.
+         * An event stream: its events over a WebSocket, or how far it has got
+         * @description With a WebSocket client (Upgrade: websocket) and the Authorization header of a key with the webhooks scope, this is the stream: each text frame is one event, its webhook body (the `webhooks` section of this document) with `event_id` first, in the order the events happened, as they commit, on whichever node you reach. Reconnect with `last_event_id` to be sent what followed it, and nothing twice. The stream takes no messages. It closes with 4401 when the key is revoked, 4404 when the stream is deleted, 4409 when another connection takes it, 4410 when last_event_id is not one it sent (or is past the delivery log), 1001 when the node restarts, 1011 on a database failure. Without an Upgrade it answers how many events the stream has sent and how many wait for its client.
          */
         get: operations["streamWebhookEvents"];
         put?: never;
@@ -2252,8 +2252,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read an event stream's events over a WebSocket
-         * @description Connect with a WebSocket client (Upgrade: websocket) and the Authorization header of a key with the webhooks scope. Each text frame is one event: its webhook body (the `webhooks` section of this document) with `event_id` first, in the order the events happened, as they commit, on whichever node you reach. Reconnect with `last_event_id` to be sent what followed it, and nothing twice. The stream takes no messages. It closes with 4401 when the key is revoked, 4404 when the stream is deleted, 4409 when another connection takes it, 4410 when last_event_id is not one it sent (or is past the delivery log), 1001 when the node restarts, 1011 on a database failure. A plain GET answers 426.
+         * An event stream: its events over a WebSocket, or how far it has got
+         * @description With a WebSocket client (Upgrade: websocket) and the Authorization header of a key with the webhooks scope, this is the stream: each text frame is one event, its webhook body (the `webhooks` section of this document) with `event_id` first, in the order the events happened, as they commit, on whichever node you reach. Reconnect with `last_event_id` to be sent what followed it, and nothing twice. The stream takes no messages. It closes with 4401 when the key is revoked, 4404 when the stream is deleted, 4409 when another connection takes it, 4410 when last_event_id is not one it sent (or is past the delivery log), 1001 when the node restarts, 1011 on a database failure. Without an Upgrade it answers how many events the stream has sent and how many wait for its client.
          */
         get: operations["streamWebhookEventsApi"];
         put?: never;
@@ -5622,6 +5622,13 @@ export interface components {
         };
         ListWebhookDeliveriesResponse: {
             deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        StreamWebhookEventsResponse: {
+            webhook_id: string;
+            /** @description Events the stream has sent since it was made. */
+            sent: number;
+            /** @description Events committed and not yet sent: what a client connecting now is sent first. */
+            waiting: number;
         };
         ListAccountsResponse: {
             accounts: {
@@ -12197,19 +12204,6 @@ export interface components {
                 };
             };
         };
-        /** @description `upgrade_required`: The path is a WebSocket: connect with a WebSocket client (Upgrade: websocket). */
-        StreamWebhookEventsError426: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "upgrade_required";
-                };
-            };
-        };
         /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
         StreamWebhookEventsError500: {
             headers: {
@@ -14466,6 +14460,7 @@ export type UpdateWebhookRequest = components['schemas']['UpdateWebhookRequest']
 export type RotateWebhookSecretResponse = components['schemas']['RotateWebhookSecretResponse'];
 export type TestWebhookResponse202 = components['schemas']['TestWebhookResponse202'];
 export type ListWebhookDeliveriesResponse = components['schemas']['ListWebhookDeliveriesResponse'];
+export type StreamWebhookEventsResponse = components['schemas']['StreamWebhookEventsResponse'];
 export type ListAccountsResponse = components['schemas']['ListAccountsResponse'];
 export type CreateAccountRequest = components['schemas']['CreateAccountRequest'];
 export type CreateAccountResponse = components['schemas']['CreateAccountResponse'];
@@ -14957,7 +14952,6 @@ export type ResponseStreamWebhookEventsError401 = components['responses']['Strea
 export type ResponseStreamWebhookEventsError403 = components['responses']['StreamWebhookEventsError403'];
 export type ResponseStreamWebhookEventsError404 = components['responses']['StreamWebhookEventsError404'];
 export type ResponseStreamWebhookEventsError409 = components['responses']['StreamWebhookEventsError409'];
-export type ResponseStreamWebhookEventsError426 = components['responses']['StreamWebhookEventsError426'];
 export type ResponseStreamWebhookEventsError500 = components['responses']['StreamWebhookEventsError500'];
 export type ResponseStreamWebhookEventsError503 = components['responses']['StreamWebhookEventsError503'];
 export type ResponseListAccountsError400 = components['responses']['ListAccountsError400'];
@@ -17262,12 +17256,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamWebhookEventsResponse"];
+                };
+            };
             400: components["responses"]["StreamWebhookEventsError400"];
             401: components["responses"]["StreamWebhookEventsError401"];
             403: components["responses"]["StreamWebhookEventsError403"];
             404: components["responses"]["StreamWebhookEventsError404"];
             409: components["responses"]["StreamWebhookEventsError409"];
-            426: components["responses"]["StreamWebhookEventsError426"];
             500: components["responses"]["StreamWebhookEventsError500"];
             503: components["responses"]["StreamWebhookEventsError503"];
         };
@@ -19365,12 +19368,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamWebhookEventsResponse"];
+                };
+            };
             400: components["responses"]["StreamWebhookEventsError400"];
             401: components["responses"]["StreamWebhookEventsError401"];
             403: components["responses"]["StreamWebhookEventsError403"];
             404: components["responses"]["StreamWebhookEventsError404"];
             409: components["responses"]["StreamWebhookEventsError409"];
-            426: components["responses"]["StreamWebhookEventsError426"];
             500: components["responses"]["StreamWebhookEventsError500"];
             503: components["responses"]["StreamWebhookEventsError503"];
         };

@@ -128,3 +128,17 @@ export async function resumeStreamAfter(db: Executor, webhookId: string, eventId
     .execute();
   return true;
 }
+
+/** How far the stream has got: how many events it has sent, and how many wait to be. */
+export async function streamProgress(db: Executor, webhookId: string): Promise<{ sent: number; waiting: number }> {
+  const [counted, waiting] = await Promise.all([
+    db.selectFrom('webhooks').select('stream_sent').where('id', '=', webhookId).executeTakeFirst(),
+    db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('state', '=', 'pending')
+      .where('webhook_id', '=', webhookId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { sent: Number(counted?.stream_sent ?? 0), waiting: Number(waiting.count) };
+}

@@ -396,11 +396,11 @@ const ownersWebhook = (method: ProbeRequest['method'], suffix: string, succeedsW
   refusedWith: webhookNotFound,
   succeedsWith,
 });
-/** The owner's event stream, reached as a plain GET: its own key gets the 426 that says to upgrade. */
+/** The owner's event stream, reached as a plain GET: its own key reads how far it has got. */
 const ownersStream: Probe = {
   request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent(owner.streamId)}/stream` }),
   refusedWith: webhookNotFound,
-  succeedsWith: 426,
+  succeedsWith: 200,
 };
 const deleteOwnersWebhook = (which: 0 | 1): Probe => ({
   request: (owner) => ({ method: 'DELETE', url: `/${encodeURIComponent(owner.deletableWebhookIds[which])}` }),

@@ -156,11 +156,23 @@ for (const dialect of dialects) {
       assert.deepEqual([nowhere.status, nowhere.error], [404, 'not_found']);
     });
 
-    it('a plain GET of the path answers 426; a stream takes no url and keeps none', async () => {
+    it('a plain GET of the path says how far the stream has got; a stream takes no url and keeps none', async () => {
       const stream = await makeStream();
-      const plain = await test.inject({ method: 'GET', url: `/api${stream.url}`, headers: { authorization: `Bearer ${account.apiKey}` } });
-      assert.equal(plain.statusCode, 426, plain.body);
-      assert.equal((plain.json() as { error: string }).error, 'upgrade_required');
+      const progress = async () => {
+        const plain = await test.inject({
+          method: 'GET',
+          url: `/api${stream.url}`,
+          headers: { authorization: `Bearer ${account.apiKey}` },
+        });
+        assert.equal(plain.statusCode, 200, plain.body);
+        return plain.json() as { webhook_id: string; sent: number; waiting: number };
+      };
+      await receiveIncoming(test, account, `${stream.id} waiting`);
+      assert.deepEqual(await progress(), { webhook_id: stream.id, sent: 0, waiting: 1 });
+      const client = await openStream(baseUrl, stream.url, account.apiKey);
+      await client.framesAtLeast(1);
+      assert.deepEqual(await progress(), { webhook_id: stream.id, sent: 1, waiting: 0 });
+      await client.close();
       const both = await test.post('/webhooks', { stream: true, url: 'https://example.com/hook', events: ['message'] }, account.apiKey);
       assert.equal(both.statusCode, 400, both.body);
       const neither = await test.post('/webhooks', { events: ['message'] }, account.apiKey);
