@@ -8,6 +8,7 @@ import { seedAccount, type SeededAccount, type TestGateway } from '../../support
 import { isRefused, openStream, StreamClient } from '../../support/stream-client.ts';
 
 const WEBHOOKS_SCOPES = ['read', 'send', 'webhooks'];
+const METRICS_TOKEN = 'metrics-token-for-the-stream-tests-0123';
 
 for (const dialect of dialects) {
   describe(`an event stream sends the account's events over a WebSocket, and resumes (${dialect})`, () => {
@@ -17,7 +18,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       // The delivery worker runs, as in a server: it must leave the streams' deliveries alone.
-      test = await startDeliveringGateway(dialect, webhookEnv());
+      test = await startDeliveringGateway(dialect, webhookEnv({ WAGW_METRICS_TOKEN: METRICS_TOKEN }));
       baseUrl = await test.app.listen({ host: '127.0.0.1', port: 0 });
       account = await seedAccount(test.gateway, { scopes: WEBHOOKS_SCOPES });
     });
@@ -54,6 +55,11 @@ for (const dialect of dialects) {
       }, 'the three deliveries recorded as delivered');
       assert.deepEqual(new Set(log.map((entry) => entry.delivery.eventId)), new Set(frames.map((frame) => frame.event_id)));
       assert.ok(log.every((entry) => entry.attempts.length === 1));
+      // The node says how many clients it serves and how many events it sent them.
+      const scrape = (await test.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+      assert.match(scrape, /^wagw_event_stream_connections [1-9]/m);
+      const sent = Number(/^wagw_event_stream_events_total (\d+)/m.exec(scrape)?.[1]);
+      assert.ok(sent >= 3, `events counted: ${sent}`);
       await client.close();
     });
 
