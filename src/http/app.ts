@@ -15,6 +15,7 @@ import { registerRequestMetrics } from './plugins/metrics.ts';
 import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
+import { registerChatwootCallbackRoutes } from './routes/chatwoot-callbacks.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 import { numberControlOperations } from './operations/number-control.ts';
 import { registerOperatorOperations } from './operator-api/operator-operation.ts';
@@ -38,6 +39,7 @@ type Services = OperationRegistryServices &
     | 'apiKeys'
     | 'audit'
     | 'authenticator'
+    | 'chatwootCallbacks'
     | 'clusterKey'
     | 'config'
     | 'eventStreams'
@@ -189,6 +191,7 @@ export async function buildApi(gateway: Services): Promise<FastifyInstance> {
   await registerOperations(app, gateway, publicOperations);
   await registerOperatorOperations(app, gateway, operatorOperations);
   await registerMediaRoutes(app, gateway);
+  registerChatwootCallbackRoutes(app, gateway);
   registerInternalRoutes(app, gateway, [...publicOperations, ...numberControlOperations]);
   acceptEventStreams(app.server, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

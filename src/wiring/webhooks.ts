@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { AddressPolicy } from '../webhooks/address-guard.ts';
 import { AmqpPublisher } from '../webhooks/amqp-publisher.ts';
 import { ChatwootApi } from '../webhooks/chatwoot-api.ts';
+import { ChatwootCallbacks } from '../webhooks/chatwoot-callbacks.ts';
 import { ChatwootRelay, type ChatwootMediaReader } from '../webhooks/chatwoot-relay.ts';
 import type { MediaService } from '../media/media-service.ts';
 import { AppError } from '../domain/errors.ts';
@@ -22,6 +23,8 @@ export interface WebhookParts {
   deliveryWorker: DeliveryWorker;
   /** The event streams whose WebSocket clients this node serves (ADR 0068). */
   eventStreams: EventStreams;
+  /** Reads Chatwoot inboxes' callbacks: an agent's reply to send (ADR 0067). */
+  chatwootCallbacks: ChatwootCallbacks;
   webhooks: WebhooksService;
 }
 
@@ -61,7 +64,8 @@ export function buildWebhooks(config: Config, storage: StorageParts, keys: Gatew
     onQueued: () => eventStreams.wake(),
   });
   const webhooks = new WebhooksService(store, committer, keys.secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount);
-  return { addressPolicy, webhookClient: client, deliveryWorker, eventStreams, webhooks };
+  const chatwootCallbacks = new ChatwootCallbacks(store, keys.secretBox, deliveryWorker);
+  return { addressPolicy, webhookClient: client, deliveryWorker, eventStreams, webhooks, chatwootCallbacks };
 }
 
 /** A stored file's bytes for a Chatwoot message; one whose retention ended is left out. */

@@ -118,6 +118,14 @@ export class ChatwootStandIn {
   readonly violations: string[] = [];
   /** Every request that reached the server while it was up: method and path. */
   readonly requests: string[] = [];
+  /**
+   * Where Chatwoot posts the API inbox's events (its webhook URL): set by the test, which hands
+   * the payload to the gateway. Chatwoot posts message_created for every message of the inbox,
+   * the incoming ones the gateway made included, as here.
+   */
+  callback: ((payload: Record<string, unknown>) => Promise<unknown>) | undefined;
+  /** What the gateway answered each callback. */
+  readonly callbackAnswers: unknown[] = [];
   private nextId = 100;
   private server: http.Server;
   private readonly sockets = new Set<Socket>();
@@ -152,6 +160,47 @@ export class ChatwootStandIn {
 
   async close(): Promise<void> {
     if (this.server.listening) await this.stop();
+  }
+
+  /** An agent replies in the conversation, as from Chatwoot's composer: an outgoing message, then the callback. */
+  async agentReply(conversationId: number, content: string): Promise<StandInMessage> {
+    const message = this.addMessage(conversationId, content, 'outgoing', []);
+    await this.announce(message);
+    return message;
+  }
+
+  /** Chatwoot's message_created webhook for a message (swagger: webhook payloads; developers.chatwoot.com, webhooks). */
+  messageCreatedPayload(message: StandInMessage): Record<string, unknown> {
+    const conversation = this.conversations.find((candidate) => candidate.id === message.conversationId)!;
+    return {
+      event: 'message_created',
+      id: message.id,
+      content: message.content,
+      created_at: new Date().toISOString(),
+      message_type: message.message_type,
+      content_type: 'text',
+      content_attributes: {},
+      source_id: null,
+      private: false,
+      sender:
+        message.message_type === 'outgoing' ? { id: 1, name: 'Agent', type: 'user' } : { id: conversation.contactId, type: 'contact' },
+      account: { id: this.accountId, name: 'Support' },
+      conversation: {
+        id: conversation.id,
+        inbox_id: conversation.inboxId,
+        status: 'open',
+        contact_inbox: { source_id: conversation.sourceId },
+      },
+      inbox: { id: this.inboxId, name: 'WhatsApp' },
+    };
+  }
+
+  /** Posts the message's callback again, as Chatwoot does when it retries a webhook. */
+  async announce(message: StandInMessage): Promise<unknown> {
+    if (this.callback === undefined) return undefined;
+    const answer = await this.callback(this.messageCreatedPayload(message));
+    this.callbackAnswers.push(answer);
+    return answer;
   }
 
   messagesIn(conversationId: number): StandInMessage[] {
@@ -350,17 +399,14 @@ export class ChatwootStandIn {
     }
     const conversation = this.conversations.find((candidate) => candidate.id === conversationId);
     if (conversation === undefined) return { status: 404, body: { error: 'Resource could not be found' } };
-    const message: StandInMessage = {
-      id: this.nextId++,
+    const message = this.addMessage(
       conversationId,
-      content: (fields.content as string | undefined) ?? '',
-      message_type: (fields.message_type as 'incoming' | 'outgoing' | undefined) ?? 'outgoing',
-      status: 'sent',
-      statuses: [],
-      external_error: null,
-      attachments: files,
-    };
-    this.messages.push(message);
+      (fields.content as string | undefined) ?? '',
+      (fields.message_type as 'incoming' | 'outgoing' | undefined) ?? 'outgoing',
+      files,
+    );
+    // As Chatwoot does, after the answer: the inbox's webhook hears of the new message.
+    setImmediate(() => void this.announce(message).catch(() => undefined));
     return { status: 200, body: this.presentMessage(message) };
   }
 
@@ -376,6 +422,26 @@ export class ChatwootStandIn {
     message.statuses.push(status);
     if (status === 'failed') message.external_error = (body.external_error as string | undefined) ?? null;
     return { status: 200, body: this.presentMessage(message) };
+  }
+
+  private addMessage(
+    conversationId: number,
+    content: string,
+    messageType: 'incoming' | 'outgoing',
+    attachments: StandInMessage['attachments'],
+  ): StandInMessage {
+    const message: StandInMessage = {
+      id: this.nextId++,
+      conversationId,
+      content,
+      message_type: messageType,
+      status: 'sent',
+      statuses: [],
+      external_error: null,
+      attachments,
+    };
+    this.messages.push(message);
+    return message;
   }
 
   private presentInbox() {

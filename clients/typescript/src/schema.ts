@@ -4791,6 +4791,8 @@ export interface components {
                 inbox_id: number;
                 /** @description The one number it serves; null: all of the account’s. */
                 number: string | null;
+                /** @description Only in the answer that creates it: the path (under your gateway’s public URL) to set as the Chatwoot API inbox’s webhook URL; its token is made from the signing secret. */
+                callback_path?: string;
             };
             /** @description The events it receives. */
             events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "number.capped" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];

@@ -30,6 +30,23 @@ export async function findChatwootConversation(
   return row && toConversation(row);
 }
 
+/** The person and number behind a Chatwoot conversation of the inbox, for an agent's reply. */
+export async function findChatwootConversationById(
+  db: Executor,
+  webhookId: string,
+  conversationId: number,
+): Promise<ChatwootConversation | undefined> {
+  const row = await db
+    .selectFrom('chatwoot_conversations')
+    .selectAll()
+    .where('webhook_id', '=', webhookId)
+    .where('conversation_id', '=', conversationId)
+    // A person recorded under LID and phone has two rows; the phone's (written later) is the one to write to.
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  return row && toConversation(row);
+}
+
 /** Records the conversation under the person's key; a key already recorded keeps what it had. */
 export async function saveChatwootConversation(db: Executor, conversation: ChatwootConversation, at: Date): Promise<void> {
   await db
@@ -87,6 +104,20 @@ export async function findChatwootLinkByMessage(
     .selectAll()
     .where('webhook_id', '=', webhookId)
     .where('message_id', '=', messageId)
+    .executeTakeFirst();
+  return row && toLink(row);
+}
+
+export async function findChatwootLinkByChatwootId(
+  db: Executor,
+  webhookId: string,
+  chatwootMessageId: number,
+): Promise<ChatwootMessageLink | undefined> {
+  const row = await db
+    .selectFrom('chatwoot_messages')
+    .selectAll()
+    .where('webhook_id', '=', webhookId)
+    .where('chatwoot_message_id', '=', chatwootMessageId)
     .executeTakeFirst();
   return row && toLink(row);
 }

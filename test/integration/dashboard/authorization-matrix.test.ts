@@ -24,6 +24,8 @@ interface Route {
 // /new_chat_quota, /presence, /contacts and /chats are the public API's alone (bearer keys), probed by test/integration/http/authorization-matrix.test.ts.
 const OUTSIDE_THE_MATRIX = [
   /^\/internal\//,
+  // Chatwoot's callbacks, authenticated by the inbox's token in the path (test/integration/chatwoot/chatwoot-replies.test.ts).
+  /^\/chatwoot\/callbacks\//,
   // The operator API, behind operator tokens (test/integration/http/operator-api.test.ts).
   /^\/admin\//,
   /^\/media(\/|$)/,

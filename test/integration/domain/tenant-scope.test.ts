@@ -63,11 +63,13 @@ describe('tenant scope', () => {
     // owner-dispatch.ts: an operation another node forwards, through the signed dispatch route only,
     // names the account of the key that node authenticated. event-stream-upgrade.ts: a WebSocket
     // Upgrade, which never reaches Fastify's hooks, names the account of the key it authenticated.
+    // chatwoot-callbacks.ts: a Chatwoot inbox's callback names the account of the inbox whose token it checked.
     assert.deepEqual(filesCalling('accountScope'), [
       'dashboard/context.ts',
       'http/event-stream-upgrade.ts',
       'http/operations/owner-dispatch.ts',
       'http/plugins/api-key-auth.ts',
+      'webhooks/chatwoot-callbacks.ts',
     ]);
   });
 

@@ -1,4 +1,5 @@
 import { FOR_API_CLIENTS } from '../../caller-constraint.ts';
+import { chatwootCallbackPath } from '../../../webhooks/chatwoot-callbacks.ts';
 import { ref } from '../../message-schemas.ts';
 import { KEYED_ERRORS } from '../error-responses.ts';
 import { defineOperation, ok } from '../operation.ts';
@@ -83,7 +84,10 @@ export const createWebhook = defineOperation({ body: createWebhookBody }, ['webh
       },
       actor,
     );
-    return { statusCode: 201, body: { ...presentWebhook(webhook), secret } };
+    const shown = presentWebhook(webhook);
+    // A Chatwoot inbox's callback path holds a token made from the secret: shown with it, only now.
+    const chatwoot = shown.chatwoot && { ...shown.chatwoot, callback_path: chatwootCallbackPath(webhook.id, secret) };
+    return { statusCode: 201, body: { ...shown, ...(chatwoot !== undefined && { chatwoot }), secret } };
   },
 });
 

@@ -85,6 +85,12 @@ const webhookComponent = {
         account_id: { type: 'integer' },
         inbox_id: { type: 'integer' },
         number: { type: ['string', 'null'], description: 'The one number it serves; null: all of the account’s.' },
+        callback_path: {
+          type: 'string',
+          description:
+            'Only in the answer that creates it: the path (under your gateway’s public URL) to set as the Chatwoot API inbox’s ' +
+            'webhook URL; its token is made from the signing secret.',
+        },
       },
     },
     events: { type: 'array', items: { type: 'string', enum: webhookEventTypes }, description: 'The events it receives.' },

@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../domain/errors.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
+import type { OwnerDispatch } from '../operations/owner-dispatch.ts';
+import { sendMessage } from '../operations/send-message.ts';
+import { errorResponseOf, errorResponses } from '../schemas.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'chatwootCallbacks'> & { dispatch: OwnerDispatch };
+
+const callbackAnswer = {
+  type: 'object',
+  properties: {
+    message_id: { type: 'string', description: 'The message the reply was sent as (msg_…).' },
+    ignored: { type: 'string', description: 'Why nothing was sent: not an agent’s new reply, or one already sent.' },
+    refused: { type: 'string', description: 'The error code the send was refused with; the reply shows as failed in Chatwoot.' },
+  },
+} as const;
+
+/**
+ * Chatwoot's callback for an inbox (ADR 0067): the URL set as the API inbox's webhook URL in
+ * Chatwoot. An agent's reply is sent through the send operation itself, on the number's owner,
+ * with the Chatwoot message id as its Idempotency-Key: the governor, the quota, the audit and a
+ * repeat's single send all apply. It is no operation of the registry: Chatwoot calls it with no
+ * key, the token in its path (never logged: request-context.ts masks `:token`) standing for one.
+ */
+export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Services): void {
+  for (const [url, operationId] of [
+    ['/chatwoot/callbacks/:id/:token', 'chatwootCallback'],
+    ['/api/chatwoot/callbacks/:id/:token', 'chatwootCallbackApi'],
+  ] as const) {
+    app.post<{ Params: { id: string; token: string }; Body: Record<string, unknown> }>(
+      url,
+      {
+        // Chatwoot's endpoint, not a client's: its body is Chatwoot's to shape (open, unlike the
+        // API's), so it stays out of the API document and the typed client; docs/integrations.md.
+        schema: {
+          hide: true,
+          operationId,
+          summary: "Chatwoot's callback for a Chatwoot inbox",
+          description:
+            'Set as the API channel inbox’s webhook URL in Chatwoot (the path comes with the inbox’s creation). An agent’s new reply ' +
+            '(message_created, outgoing, not private) of a conversation the inbox started is sent to the person from the inbox’s ' +
+            'number through POST /send_message; everything else Chatwoot sends is ignored. The token is derived from the inbox’s ' +
+            'signing secret; a wrong one is 404. docs/integrations.md.',
+          tags: ['webhooks'],
+          params: {
+            type: 'object',
+            required: ['id', 'token'],
+            properties: { id: { type: 'string', maxLength: 64 }, token: { type: 'string', maxLength: 128 } },
+          },
+          body: { type: 'object', description: "Chatwoot's webhook payload, as Chatwoot sends it." },
+          response: { 200: callbackAnswer, ...errorResponses(400, 500), 404: errorResponseOf(['webhook_not_found']) },
+        },
+      },
+      async (request) => {
+        const callbacks = gateway.chatwootCallbacks;
+        const { webhook, scope } = await callbacks.authenticate(request.params.id, request.params.token);
+        const reply = await callbacks.replyOf(webhook, request.body);
+        if ('ignored' in reply) return { ignored: reply.ignored };
+        let sent: { message_id?: string; error?: string };
+        try {
+          const answer = await gateway.dispatch.run(sendMessage, {
+            scope,
+            actor: { kind: 'system', id: webhook.id, label: `Chatwoot inbox ${webhook.id}`, address: request.ip },
+            params: {},
+            query: {},
+            body: { from_phone: reply.fromPhone, to_phone: reply.toPhone, message: reply.content },
+            idempotencyKey: `chatwoot:${webhook.id}:${reply.chatwootMessageId}`,
+          });
+          sent = answer.statusCode < 300 ? (answer.body as typeof sent) : { error: (answer.body as typeof sent).error ?? 'internal_error' };
+        } catch (error) {
+          // A refusal (the quota, a paused number's limits, an unknown recipient) is the reply's
+          // outcome, shown in Chatwoot; anything else is ours, answered 500 so Chatwoot may retry.
+          if (!(error instanceof AppError)) throw error;
+          sent = { error: error.code };
+        }
+        if (typeof sent.message_id !== 'string') {
+          await callbacks.refused(reply, sent.error ?? 'internal_error');
+          return { refused: sent.error ?? 'internal_error' };
+        }
+        await callbacks.sent(reply, sent.message_id);
+        return { message_id: sent.message_id };
+      },
+    );
+  }
+}

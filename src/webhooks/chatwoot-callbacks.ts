@@ -1,0 +1,144 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../domain/errors.ts';
+import { accountScope, type AccountScope } from '../domain/tenant-scope.ts';
+import type { Webhook } from '../domain/webhooks.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
+import type { Store } from '../store/database.ts';
+import { findChatwootConversationById, findChatwootLinkByChatwootId, linkChatwootMessage } from '../store/repositories/chatwoot.ts';
+import { findWebhookForDelivery, findWebhookSecrets } from '../store/repositories/webhooks.ts';
+import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
+
+/** An agent's reply to send, read from Chatwoot's `message_created` callback. */
+export interface ChatwootReply {
+  webhook: Webhook;
+  chatwootMessageId: number;
+  conversationId: number;
+  /** Our number, which sends it, and the person it goes to. */
+  fromPhone: string;
+  toPhone: string;
+  content: string;
+}
+
+/** Chatwoot's `message_created` callback, in the parts read here; everything else it carries is ignored. */
+interface MessageCreated {
+  event?: unknown;
+  id?: unknown;
+  content?: unknown;
+  message_type?: unknown;
+  private?: unknown;
+  account?: { id?: unknown };
+  inbox?: { id?: unknown };
+  conversation?: { id?: unknown };
+}
+
+/** The path Chatwoot calls for an inbox: its webhook id and a token only its signing secret makes. */
+export function chatwootCallbackPath(webhookId: string, signingSecret: string): string {
+  return `/chatwoot/callbacks/${webhookId}/${callbackToken(webhookId, signingSecret)}`;
+}
+
+function callbackToken(webhookId: string, signingSecret: string): string {
+  return createHmac('sha256', signingSecret).update(`chatwoot-callback:${webhookId}`).digest('base64url');
+}
+
+/**
+ * Chatwoot's callbacks of an inbox (ADR 0067). A callback is authenticated by the token in its
+ * path, derived from the inbox's signing secret (compared in constant time; rotating the secret
+ * changes it, the previous one keeps working while it still signs), and only a callback naming
+ * the inbox's own Chatwoot account and inbox is read. What Chatwoot sends for messages we posted
+ * (incoming), private notes and other events is ignored, and so is a reply already sent: the
+ * Chatwoot message id is mapped to ours both ways, so nothing is sent twice or echoed back.
+ */
+export class ChatwootCallbacks {
+  constructor(
+    private readonly store: Store,
+    private readonly secretBox: SecretBox,
+    private readonly notifier: DeliveryNotifier,
+  ) {}
+
+  /**
+   * The inbox the path names, if its token is right, with its account's scope: the token stands
+   * for a key of the account, as an API key does. An unknown inbox and a wrong token are the same 404.
+   */
+  async authenticate(webhookId: string, token: string): Promise<{ webhook: Webhook; scope: AccountScope }> {
+    const webhook = await findWebhookForDelivery(this.store.db, webhookId);
+    const sealed = webhook?.chatwoot == null ? undefined : await findWebhookSecrets(this.store.db, webhookId);
+    const now = Date.now();
+    const secrets =
+      sealed === undefined
+        ? []
+        : [sealed.current, ...(sealed.previous !== null && (sealed.previousExpiresAt ?? 0) > now ? [sealed.previous] : [])];
+    const given = Buffer.from(token);
+    const matches = secrets.some((secret) => {
+      const expected = Buffer.from(callbackToken(webhookId, this.secretBox.open(secret)));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
+    if (webhook === undefined || !matches || !webhook.enabled) {
+      throw new AppError('webhook_not_found', 'There is no Chatwoot inbox at this callback address.');
+    }
+    return { webhook, scope: accountScope(webhook.accountId) };
+  }
+
+  /** The agent's reply the callback carries, or why there is nothing to send. */
+  async replyOf(webhook: Webhook, callback: MessageCreated): Promise<ChatwootReply | { ignored: string }> {
+    const inbox = webhook.chatwoot!;
+    if (callback.event !== 'message_created') return { ignored: `${String(callback.event)} is not a new message` };
+    if (Number(callback.account?.id) !== inbox.accountId || Number(callback.inbox?.id) !== inbox.inboxId) {
+      throw new AppError('invalid_request', "The callback names another Chatwoot account or inbox than this inbox's.", { field: 'inbox' });
+    }
+    if (callback.message_type !== 'outgoing' && callback.message_type !== 1) return { ignored: 'not an outgoing message' };
+    if (callback.private === true) return { ignored: 'a private note' };
+    const chatwootMessageId = Number(callback.id);
+    const conversationId = Number(callback.conversation?.id);
+    if (!Number.isSafeInteger(chatwootMessageId) || !Number.isSafeInteger(conversationId)) {
+      throw new AppError('invalid_request', 'The callback names no message id or conversation id.', { field: 'id' });
+    }
+    if ((await findChatwootLinkByChatwootId(this.store.db, webhook.id, chatwootMessageId)) !== undefined) {
+      return { ignored: 'already sent' };
+    }
+    const conversation = await findChatwootConversationById(this.store.db, webhook.id, conversationId);
+    if (conversation === undefined) return { ignored: 'a conversation this inbox did not start' };
+    const content = typeof callback.content === 'string' ? callback.content.trim() : '';
+    if (content === '') return { ignored: 'no text to send' };
+    const toPhone = conversation.personPhone ?? conversation.personLid;
+    if (toPhone === null) return { ignored: 'the person has no address yet' };
+    return { webhook, chatwootMessageId, conversationId, fromPhone: conversation.numberPhone, toPhone, content };
+  }
+
+  /**
+   * A reply the send refused (the quota, the governor, an unknown recipient) shows as failed in
+   * Chatwoot, with the error code as its reason: a message.status event for this inbox alone,
+   * through the outbox like every other, under an id of its own linked to the Chatwoot message.
+   */
+  async refused(reply: ChatwootReply, errorCode: string): Promise<void> {
+    const messageId = `chatwoot:${reply.chatwootMessageId}`;
+    const now = new Date();
+    const payload = {
+      event: 'message.status' as const,
+      message_id: messageId,
+      from_phone: reply.fromPhone,
+      to_phone: reply.toPhone,
+      group: null,
+      status: 'failed',
+      error_code: errorCode,
+      timestamp: now.toISOString(),
+    };
+    await this.store.db.transaction().execute(async (trx) => {
+      await linkChatwootMessage(
+        trx,
+        { webhookId: reply.webhook.id, messageId, chatwootMessageId: reply.chatwootMessageId, conversationId: reply.conversationId },
+        now,
+      );
+      await enqueueTestEvent(trx, reply.webhook, payload, now);
+    });
+    this.notifier.deliveriesQueued();
+  }
+
+  /** Records which of our messages the reply became, so its receipts find it and a repeat sends nothing. */
+  async sent(reply: ChatwootReply, messageId: string): Promise<void> {
+    await linkChatwootMessage(
+      this.store.db,
+      { webhookId: reply.webhook.id, messageId, chatwootMessageId: reply.chatwootMessageId, conversationId: reply.conversationId },
+      new Date(),
+    );
+  }
+}

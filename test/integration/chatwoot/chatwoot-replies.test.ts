@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { ChatwootStandIn } from '../../support/chatwoot-stand-in.ts';
+import { dialects } from '../../support/databases.ts';
+import { eventually, receiveIncoming, startDeliveringGateway, webhookEnv } from '../../support/delivery-support.ts';
+import { seedAccount, uniquePhone, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+
+const SCOPES = ['read', 'send', 'webhooks'];
+
+for (const dialect of dialects) {
+  describe(`an agent's reply in Chatwoot reaches the person once, and its ticks come back (${dialect})`, () => {
+    let test: TestGateway;
+    let chatwoot: ChatwootStandIn;
+
+    before(async () => {
+      test = await startDeliveringGateway(dialect, webhookEnv());
+      chatwoot = await ChatwootStandIn.start();
+    });
+    after(async () => {
+      await test.close();
+      await chatwoot.close();
+    });
+
+    /** An inbox of the account, whose callback path the stand-in posts to, as Chatwoot would to its webhook URL. */
+    async function connectInbox(account: SeededAccount) {
+      const response = await test.post(
+        '/api/webhooks',
+        {
+          url: chatwoot.baseUrl,
+          events: ['message', 'message.status'],
+          chatwoot: { account_id: chatwoot.accountId, inbox_id: chatwoot.inboxId, api_access_token: chatwoot.apiAccessToken },
+        },
+        account.apiKey,
+      );
+      assert.equal(response.statusCode, 201, response.body);
+      const inbox = response.json() as { id: string; chatwoot: { callback_path: string } };
+      chatwoot.callback = async (payload) => {
+        const answer = await test.inject({ method: 'POST', url: inbox.chatwoot.callback_path, payload });
+        return { status: answer.statusCode, body: answer.json() as Record<string, unknown> };
+      };
+      return inbox;
+    }
+
+    /** The person's conversation in the stand-in, once their first message is in it. */
+    async function conversationOf(person: string) {
+      return eventually(async () => {
+        const contact = chatwoot.contacts.find((candidate) => candidate.phone_number === person);
+        const conversation = contact && chatwoot.conversations.find((candidate) => candidate.contactId === contact.id);
+        return conversation !== undefined && chatwoot.messagesIn(conversation.id).length > 0 ? conversation : undefined;
+      }, `the conversation of ${person}`);
+    }
+
+    async function sentTo(account: SeededAccount, person: string) {
+      return test.gateway.store.db
+        .selectFrom('messages')
+        .select(['id', 'text', 'engine_message_id', 'status'])
+        .where('account_id', '=', account.accountId)
+        .where('direction', '=', 'outbound')
+        .where('to_phone', '=', person)
+        .execute();
+    }
+
+    it('the reply is sent once (a repeated callback sends nothing), our own posts are not taken for replies, and no echo comes back', async () => {
+      const account = await seedAccount(test.gateway, { scopes: SCOPES });
+      const inbox = await connectInbox(account);
+      const person = uniquePhone();
+      await receiveIncoming(test, account, 'hi, is my order shipped?', person);
+      const conversation = await conversationOf(person);
+      await eventually(
+        async () =>
+          chatwoot.callbackAnswers.some((answer) => JSON.stringify(answer).includes('not an outgoing message')) ? true : undefined,
+        'the callback for the incoming message we posted, ignored',
+      );
+
+      const reply = await chatwoot.agentReply(conversation.id, 'Yes, it left this morning.');
+      const answer = chatwoot.callbackAnswers.at(-1) as { status: number; body: { message_id?: string } };
+      assert.equal(answer.status, 200, JSON.stringify(answer));
+      assert.match(answer.body.message_id ?? '', /^msg_/);
+      assert.deepEqual(
+        (await sentTo(account, person)).map((message) => message.text),
+        ['Yes, it left this morning.'],
+      );
+
+      const again = (await chatwoot.announce(reply)) as { body: { ignored?: string } };
+      assert.equal(again.body.ignored, 'already sent');
+      assert.equal((await sentTo(account, person)).length, 1, 'a repeated callback sends nothing more');
+
+      const [sent] = await sentTo(account, person);
+      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
+      for (const status of ['delivered', 'read'] as const) {
+        await test.gateway.receiver.recordReceipt({
+          lease: test.gateway.keeper.leaseOf(number.id)!,
+          phone: number.phone,
+          engineMessageId: sent!.engine_message_id!,
+          status,
+          errorCode: null,
+          at: new Date(),
+        });
+        await eventually(
+          async () => (reply.statuses.includes(status) ? true : undefined),
+          `the reply ${status} in Chatwoot (${reply.statuses.join(', ')}; ours ${JSON.stringify(await sentTo(account, person))})`,
+        );
+      }
+      // The sandbox's own delivery receipt may come too: ticks only ever move forward, ending read.
+      const ticks = reply.statuses.filter((status, index) => status !== reply.statuses[index - 1]);
+      assert.deepEqual(
+        ticks.filter((status) => status !== 'sent'),
+        ['delivered', 'read'],
+        reply.statuses.join(', '),
+      );
+      assert.equal(reply.status, 'read');
+      await eventually(async () => {
+        const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), inbox.id, 100);
+        return deliveries.every((entry) => entry.delivery.state === 'delivered') ? true : undefined;
+      }, 'every delivery of the inbox done');
+      assert.deepEqual(
+        chatwoot.messagesIn(conversation.id).map((message) => [message.message_type, message.content]),
+        [
+          ['incoming', 'hi, is my order shipped?'],
+          ['outgoing', 'Yes, it left this morning.'],
+        ],
+        'the reply is not posted back as a new message',
+      );
+      assert.deepEqual(chatwoot.violations, []);
+    });
+
+    it('a reply the send refuses shows as failed in Chatwoot, with the reason', async () => {
+      const account = await seedAccount(test.gateway, { scopes: SCOPES, monthlyLimit: 1 });
+      await connectInbox(account);
+      const person = uniquePhone();
+      await receiveIncoming(test, account, 'hello?', person);
+      const conversation = await conversationOf(person);
+      await chatwoot.agentReply(conversation.id, 'first reply');
+      const refused = await chatwoot.agentReply(conversation.id, 'second reply, over the monthly limit');
+      const answer = chatwoot.callbackAnswers.at(-1) as { body: { refused?: string } };
+      assert.equal(typeof answer.body.refused, 'string', JSON.stringify(answer));
+      await eventually(async () => (refused.status === 'failed' ? true : undefined), 'the refused reply failed in Chatwoot');
+      assert.ok(refused.external_error?.includes(answer.body.refused!), refused.external_error ?? 'no reason');
+      assert.equal((await sentTo(account, person)).length, 1);
+    });
+
+    it('a callback with a wrong token, or naming another inbox, sends nothing', async () => {
+      const account = await seedAccount(test.gateway, { scopes: SCOPES });
+      const inbox = await connectInbox(account);
+      const wrong = await test.inject({
+        method: 'POST',
+        url: `/chatwoot/callbacks/${inbox.id}/not-the-token`,
+        payload: { event: 'message_created' },
+      });
+      assert.equal(wrong.statusCode, 404);
+      const person = uniquePhone();
+      await receiveIncoming(test, account, 'hi', person);
+      const conversation = await conversationOf(person);
+      const message = await chatwoot.agentReply(conversation.id, 'ok');
+      const forged = { ...chatwoot.messageCreatedPayload(message), id: message.id + 1000, inbox: { id: chatwoot.inboxId + 1 } };
+      const other = await test.inject({ method: 'POST', url: inbox.chatwoot.callback_path, payload: forged });
+      assert.equal(other.statusCode, 400, other.body);
+      assert.equal((await sentTo(account, person)).length, 1, 'only the genuine reply was sent');
+    });
+  });
+}
