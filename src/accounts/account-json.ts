@@ -53,6 +53,7 @@ export function numberJson(number: WhatsAppNumber) {
     reject_calls: number.rejectCalls,
     call_reply_text: number.callReplyText,
     show_online: number.showOnline,
+    proxy: number.proxy,
     created_at: number.createdAt.toISOString(),
   };
 }

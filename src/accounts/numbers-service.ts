@@ -20,9 +20,12 @@ import {
   insertNumber,
   listNumbers,
   reassignNumber,
+  setNumberProxy,
   updateNumberSettings,
   type NumberSettings,
 } from '../store/repositories/numbers.ts';
+import { parseProxyUrl } from '../domain/proxy-url.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
 import { findUserById } from '../store/repositories/users.ts';
 import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import { scopeCovers, type AccountScope, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
@@ -45,6 +48,7 @@ export class NumbersService {
   constructor(
     private readonly store: Store,
     private readonly supervisor: SessionSupervisor,
+    private readonly secretBox: SecretBox,
   ) {}
 
   /** Adds a number, with its audit row; SYSTEM_ACTOR only for code with no person behind it. */
@@ -124,6 +128,31 @@ export class NumbersService {
     });
     await this.store.lookups.numbersChanged();
     return { ...number, ...defined };
+  }
+
+  /**
+   * Sets the proxy the number's WhatsApp connection goes through (ADR 0063), or clears it with
+   * null. The URL is checked, sealed whole (it may hold a password) and kept redacted for display;
+   * the audit row names only the redacted form. The session reads it on its next connection.
+   */
+  async setProxy(
+    operator: OperatorScope,
+    phoneOrId: string,
+    url: string | null,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(operator, phoneOrId);
+    const proxy = url === null ? null : parseProxyUrl(url);
+    await this.store.db.transaction().execute(async (trx) => {
+      await setNumberProxy(trx, number.id, proxy && { sealed: this.secretBox.seal(proxy.href), redacted: proxy.redacted }, new Date());
+      await recordAudit(trx, actor, proxy === null ? 'number.proxy_cleared' : 'number.proxy_set', {
+        accountId: number.accountId,
+        targetId: number.id,
+        details: { phone: number.phone, ...(proxy !== null && { proxy: proxy.redacted }) },
+      });
+    });
+    await this.store.lookups.numbersChanged();
+    return { ...number, proxy: proxy?.redacted ?? null };
   }
 
   /**

@@ -55,6 +55,8 @@ const auditActions = [
   'number.link_cancelled',
   'number.restarted',
   'number.logged_out',
+  'number.proxy_set',
+  'number.proxy_cleared',
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

@@ -89,6 +89,11 @@ export interface WhatsAppNumber {
   callReplyText: string | null;
   /** The number shows itself online to its contacts, as an open WhatsApp app does. */
   showOnline: boolean;
+  /**
+   * The proxy its WhatsApp connection goes through, redacted (scheme://***@host:port, ADR 0063);
+   * null connects directly. The full URL is sealed and only the engine opens it.
+   */
+  proxy: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -108,6 +113,7 @@ export function newWhatsAppNumber(
     rejectCalls: false,
     callReplyText: null,
     showOnline: false,
+    proxy: null,
     createdAt: at,
     updatedAt: at,
     ...fields,

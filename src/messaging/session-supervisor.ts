@@ -283,6 +283,23 @@ export class SessionSupervisor implements SessionHost {
     await engine.start(number, lease);
   }
 
+  /**
+   * After the number's proxy changed (ADR 0063): a session that is up, or failed or waiting to
+   * retry, connects again now, through the new proxy. Any other (linking, logged out) reads it
+   * when it next connects, so it is left alone. Says whether it reconnected.
+   */
+  async reconnect(number: WhatsAppNumber): Promise<boolean> {
+    const engine = this.engineFor(number);
+    const status = engine?.sessionStatus(number);
+    if (engine === undefined || status === undefined || !this.links(number) || (status !== 'connected' && !RESTARTABLE.has(status)))
+      return false;
+    const lease = this.requireLease(number);
+    await engine.stop(number);
+    await this.serve(number, lease);
+    await engine.start(number, lease);
+    return true;
+  }
+
   /** Whether `restart` would act on the number as it stands. */
   restartable(number: WhatsAppNumber): boolean {
     return this.links(number) && RESTARTABLE.has(number.status);

@@ -14,6 +14,8 @@ export interface NumberControl {
   current(scope: TenantScope, number: WhatsAppNumber): Promise<LinkAttempt | undefined>;
   cancel(scope: TenantScope, number: WhatsAppNumber): Promise<void>;
   restart(scope: TenantScope, number: WhatsAppNumber): Promise<void>;
+  /** After the number's proxy changed: a connected, failed or backing-off session connects again through it (ADR 0063); says whether it did. */
+  reconnect(scope: TenantScope, number: WhatsAppNumber): Promise<boolean>;
   logout(scope: TenantScope, number: WhatsAppNumber): Promise<void>;
   pause(scope: TenantScope, number: WhatsAppNumber, detail: string | null): Promise<void>;
   resume(scope: TenantScope, number: WhatsAppNumber): Promise<void>;

@@ -34,6 +34,7 @@ import * as queueClears from './migrations/0036-queue-clears.ts';
 import * as newChatQuotas from './migrations/0038-new-chat-quotas.ts';
 import * as eventStreams from './migrations/0041-event-streams.ts';
 import * as chatwootInboxes from './migrations/0042-chatwoot-inboxes.ts';
+import * as numberProxies from './migrations/0043-number-proxies.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '0038-new-chat-quotas': newChatQuotas,
   '0041-event-streams': eventStreams,
   '0042-chatwoot-inboxes': chatwootInboxes,
+  '0043-number-proxies': numberProxies,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

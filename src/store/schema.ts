@@ -122,6 +122,10 @@ export interface WhatsAppNumbersTable {
   show_online: ColumnType<number, number | undefined, number>;
   /** The number's send policy: a preset's name or a policy as JSON; null inherits (migration 0018). */
   send_policy: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The proxy's full URL, sealed (it may hold a password); null connects directly (migration 0043). */
+  proxy_ciphertext: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The same URL with its credentials replaced by ***, for display. */
+  proxy_redacted: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
 }
@@ -227,8 +231,11 @@ export interface MonthlyUsageTable {
 
 export type AccountRow = Selectable<AccountsTable>;
 export type UserRow = Selectable<UsersTable>;
-/** A number as the rest of the store reads it; its send policy is read only where the governor needs it. */
-export type NumberRow = Selectable<Omit<WhatsAppNumbersTable, 'send_policy'>>;
+/**
+ * A number as the rest of the store reads it; its send policy is read only where the governor
+ * needs it, and its sealed proxy only where a session connects (findSealedProxy).
+ */
+export type NumberRow = Selectable<Omit<WhatsAppNumbersTable, 'send_policy' | 'proxy_ciphertext'>>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 /** The send governor's columns, which only its queue's repository reads and writes. */
 type GovernorColumn = 'scheduled_for' | 'expires_at' | 'wait_reason' | 'released_at' | 'first_contact' | 'queued_options';
@@ -260,7 +267,7 @@ export interface WebhooksTable {
   /** An event stream's connection holding it now, and how many events it has sent (migration 0041). Null for others. */
   stream_holder: ColumnType<string | null, string | null | undefined, string | null>;
   stream_sent: ColumnType<number | null, number | null | undefined, number | null>;
-  /** A Chatwoot inbox's account and inbox ids, and its one number if it has one (migration 0042). Null otherwise. */
+  /** A Chatwoot inbox's account and inbox ids, and its one number if it has one (migration 0043). Null otherwise. */
   chatwoot_account_id: ColumnType<number | null, number | null | undefined, number | null>;
   chatwoot_inbox_id: ColumnType<number | null, number | null | undefined, number | null>;
   chatwoot_number: ColumnType<string | null, string | null | undefined, string | null>;
@@ -268,7 +275,7 @@ export interface WebhooksTable {
   updated_at: number;
 }
 
-/** Which Chatwoot contact and conversation stand for a person talking to a number, per inbox (migration 0042). */
+/** Which Chatwoot contact and conversation stand for a person talking to a number, per inbox (migration 0043). */
 export interface ChatwootConversationsTable {
   webhook_id: string;
   person_key: string;
@@ -281,7 +288,7 @@ export interface ChatwootConversationsTable {
   created_at: number;
 }
 
-/** Which Chatwoot message is which of ours, per inbox, both ways (migration 0042). */
+/** Which Chatwoot message is which of ours, per inbox, both ways (migration 0043). */
 export interface ChatwootMessagesTable {
   webhook_id: string;
   message_id: string;

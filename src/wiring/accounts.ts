@@ -42,7 +42,7 @@ export function buildAccounts(
   const { sessionIdleTimeoutMs: idleTimeoutMs, sessionAbsoluteTimeoutMs: absoluteTimeoutMs } = config.dashboard;
   return {
     accounts,
-    numbers: new NumbersService(store, sessions.supervisor),
+    numbers: new NumbersService(store, sessions.supervisor, keys.secretBox),
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
     authenticator,
     signIn: new SignInService(store, { idleTimeoutMs, absoluteTimeoutMs }, keys.signInThrottleKey, passwords),

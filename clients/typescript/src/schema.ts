@@ -2600,6 +2600,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/numbers/{number_id}/proxy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a number's proxy
+         * @description Sends the number's WhatsApp connection (its websocket, media uploads and downloads) through an HTTP(S) or SOCKS5 proxy, as `wagw number proxy` does. The URL is sealed at rest and answered only redacted. A session that is connected, failed or backing off connects again through it at once; one being linked uses it from its next connection. A proxy that cannot be reached or refuses its credentials shows as the number's status failed, with the reason. An audit row names the token.
+         */
+        post: operations["setAccountNumberProxy"];
+        /**
+         * Clear a number's proxy
+         * @description The number connects to WhatsApp directly again; its session reconnects as it does when the proxy is set. An audit row names the token.
+         */
+        delete: operations["clearAccountNumberProxy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit_events": {
         parameters: {
             query?: never;
@@ -2951,6 +2975,30 @@ export interface paths {
          */
         post: operations["logoutNumberSessionApi"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers/{number_id}/proxy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a number's proxy
+         * @description Sends the number's WhatsApp connection (its websocket, media uploads and downloads) through an HTTP(S) or SOCKS5 proxy, as `wagw number proxy` does. The URL is sealed at rest and answered only redacted. A session that is connected, failed or backing off connects again through it at once; one being linked uses it from its next connection. A proxy that cannot be reached or refuses its credentials shows as the number's status failed, with the reason. An audit row names the token.
+         */
+        post: operations["setAccountNumberProxyApi"];
+        /**
+         * Clear a number's proxy
+         * @description The number connects to WhatsApp directly again; its session reconnects as it does when the proxy is set. An audit row names the token.
+         */
+        delete: operations["clearAccountNumberProxyApi"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5907,6 +5955,11 @@ export interface components {
                 reject_calls: boolean;
                 call_reply_text: string | null;
                 show_online: boolean;
+                /**
+                 * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+                 * @example socks5://***@proxy.example:1080
+                 */
+                proxy: string | null;
                 /** Format: date-time */
                 created_at: string;
             }[];
@@ -5941,6 +5994,11 @@ export interface components {
             reject_calls: boolean;
             call_reply_text: string | null;
             show_online: boolean;
+            /**
+             * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+             * @example socks5://***@proxy.example:1080
+             */
+            proxy: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -5960,6 +6018,11 @@ export interface components {
             reject_calls: boolean;
             call_reply_text: string | null;
             show_online: boolean;
+            /**
+             * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+             * @example socks5://***@proxy.example:1080
+             */
+            proxy: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -5991,6 +6054,11 @@ export interface components {
             reject_calls: boolean;
             call_reply_text: string | null;
             show_online: boolean;
+            /**
+             * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+             * @example socks5://***@proxy.example:1080
+             */
+            proxy: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -6010,6 +6078,11 @@ export interface components {
             reject_calls: boolean;
             call_reply_text: string | null;
             show_online: boolean;
+            /**
+             * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+             * @example socks5://***@proxy.example:1080
+             */
+            proxy: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -6033,6 +6106,11 @@ export interface components {
             reject_calls: boolean;
             call_reply_text: string | null;
             show_online: boolean;
+            /**
+             * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+             * @example socks5://***@proxy.example:1080
+             */
+            proxy: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -6195,6 +6273,61 @@ export interface components {
                 /** Format: date-time */
                 started_at: string;
             } | null;
+        };
+        SetAccountNumberProxyRequest: {
+            /**
+             * @description scheme://[user:password@]host:port, the scheme one of http, https, socks5, socks5h (socks5h: the proxy resolves names).
+             * @example socks5://user:password@proxy.example:1080
+             */
+            url: string;
+        };
+        SetAccountNumberProxyResponse: {
+            /** @description num_… */
+            id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status (connected, connecting, logged_out, …). */
+            status: string;
+            account_id: string;
+            /** @description The user of the account who holds the number; null for nobody. */
+            holder_user_id: string | null;
+            auto_read: boolean;
+            reject_calls: boolean;
+            call_reply_text: string | null;
+            show_online: boolean;
+            /**
+             * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+             * @example socks5://***@proxy.example:1080
+             */
+            proxy: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ClearAccountNumberProxyResponse: {
+            /** @description num_… */
+            id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status (connected, connecting, logged_out, …). */
+            status: string;
+            account_id: string;
+            /** @description The user of the account who holds the number; null for nobody. */
+            holder_user_id: string | null;
+            auto_read: boolean;
+            reject_calls: boolean;
+            call_reply_text: string | null;
+            show_online: boolean;
+            /**
+             * @description The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.
+             * @example socks5://***@proxy.example:1080
+             */
+            proxy: string | null;
+            /** Format: date-time */
+            created_at: string;
         };
         ListAuditEventsResponse: {
             events: {
@@ -14103,6 +14236,164 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        SetAccountNumberProxyError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        SetAccountNumberProxyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        SetAccountNumberProxyError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SetAccountNumberProxyError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SetAccountNumberProxyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        SetAccountNumberProxyError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ClearAccountNumberProxyError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ClearAccountNumberProxyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        ClearAccountNumberProxyError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ClearAccountNumberProxyError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ClearAccountNumberProxyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ClearAccountNumberProxyError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         ListAuditEventsError400: {
             headers: {
@@ -14501,6 +14792,9 @@ export type RestartNumberSessionRequest = components['schemas']['RestartNumberSe
 export type RestartNumberSessionResponse = components['schemas']['RestartNumberSessionResponse'];
 export type LogoutNumberSessionRequest = components['schemas']['LogoutNumberSessionRequest'];
 export type LogoutNumberSessionResponse = components['schemas']['LogoutNumberSessionResponse'];
+export type SetAccountNumberProxyRequest = components['schemas']['SetAccountNumberProxyRequest'];
+export type SetAccountNumberProxyResponse = components['schemas']['SetAccountNumberProxyResponse'];
+export type ClearAccountNumberProxyResponse = components['schemas']['ClearAccountNumberProxyResponse'];
 export type ListAuditEventsResponse = components['schemas']['ListAuditEventsResponse'];
 export type ResponseCheckHealthError400 = components['responses']['CheckHealthError400'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
@@ -15098,6 +15392,18 @@ export type ResponseLogoutNumberSessionError409 = components['responses']['Logou
 export type ResponseLogoutNumberSessionError413 = components['responses']['LogoutNumberSessionError413'];
 export type ResponseLogoutNumberSessionError500 = components['responses']['LogoutNumberSessionError500'];
 export type ResponseLogoutNumberSessionError503 = components['responses']['LogoutNumberSessionError503'];
+export type ResponseSetAccountNumberProxyError400 = components['responses']['SetAccountNumberProxyError400'];
+export type ResponseSetAccountNumberProxyError401 = components['responses']['SetAccountNumberProxyError401'];
+export type ResponseSetAccountNumberProxyError404 = components['responses']['SetAccountNumberProxyError404'];
+export type ResponseSetAccountNumberProxyError413 = components['responses']['SetAccountNumberProxyError413'];
+export type ResponseSetAccountNumberProxyError500 = components['responses']['SetAccountNumberProxyError500'];
+export type ResponseSetAccountNumberProxyError503 = components['responses']['SetAccountNumberProxyError503'];
+export type ResponseClearAccountNumberProxyError400 = components['responses']['ClearAccountNumberProxyError400'];
+export type ResponseClearAccountNumberProxyError401 = components['responses']['ClearAccountNumberProxyError401'];
+export type ResponseClearAccountNumberProxyError404 = components['responses']['ClearAccountNumberProxyError404'];
+export type ResponseClearAccountNumberProxyError413 = components['responses']['ClearAccountNumberProxyError413'];
+export type ResponseClearAccountNumberProxyError500 = components['responses']['ClearAccountNumberProxyError500'];
+export type ResponseClearAccountNumberProxyError503 = components['responses']['ClearAccountNumberProxyError503'];
 export type ResponseListAuditEventsError400 = components['responses']['ListAuditEventsError400'];
 export type ResponseListAuditEventsError401 = components['responses']['ListAuditEventsError401'];
 export type ResponseListAuditEventsError500 = components['responses']['ListAuditEventsError500'];
@@ -20178,6 +20484,74 @@ export interface operations {
             503: components["responses"]["LogoutNumberSessionError503"];
         };
     };
+    setAccountNumberProxy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAccountNumberProxyRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetAccountNumberProxyResponse"];
+                };
+            };
+            400: components["responses"]["SetAccountNumberProxyError400"];
+            401: components["responses"]["SetAccountNumberProxyError401"];
+            404: components["responses"]["SetAccountNumberProxyError404"];
+            413: components["responses"]["SetAccountNumberProxyError413"];
+            500: components["responses"]["SetAccountNumberProxyError500"];
+            503: components["responses"]["SetAccountNumberProxyError503"];
+        };
+    };
+    clearAccountNumberProxy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberProxyResponse"];
+                };
+            };
+            400: components["responses"]["ClearAccountNumberProxyError400"];
+            401: components["responses"]["ClearAccountNumberProxyError401"];
+            404: components["responses"]["ClearAccountNumberProxyError404"];
+            413: components["responses"]["ClearAccountNumberProxyError413"];
+            500: components["responses"]["ClearAccountNumberProxyError500"];
+            503: components["responses"]["ClearAccountNumberProxyError503"];
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
@@ -20995,6 +21369,74 @@ export interface operations {
             413: components["responses"]["LogoutNumberSessionError413"];
             500: components["responses"]["LogoutNumberSessionError500"];
             503: components["responses"]["LogoutNumberSessionError503"];
+        };
+    };
+    setAccountNumberProxyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAccountNumberProxyRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetAccountNumberProxyResponse"];
+                };
+            };
+            400: components["responses"]["SetAccountNumberProxyError400"];
+            401: components["responses"]["SetAccountNumberProxyError401"];
+            404: components["responses"]["SetAccountNumberProxyError404"];
+            413: components["responses"]["SetAccountNumberProxyError413"];
+            500: components["responses"]["SetAccountNumberProxyError500"];
+            503: components["responses"]["SetAccountNumberProxyError503"];
+        };
+    };
+    clearAccountNumberProxyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberProxyResponse"];
+                };
+            };
+            400: components["responses"]["ClearAccountNumberProxyError400"];
+            401: components["responses"]["ClearAccountNumberProxyError401"];
+            404: components["responses"]["ClearAccountNumberProxyError404"];
+            413: components["responses"]["ClearAccountNumberProxyError413"];
+            500: components["responses"]["ClearAccountNumberProxyError500"];
+            503: components["responses"]["ClearAccountNumberProxyError503"];
         };
     };
     listAuditEventsApi: {

@@ -5,6 +5,7 @@ import { apiKeyJson } from '../../accounts/account-json.ts';
 import { numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
+import { registerProxyCommand } from './number-proxy.ts';
 import { registerSendQueueCommands } from './send-queue.ts';
 import { withinAccount } from '../../domain/tenant-scope.ts';
 import type { Gateway } from '../../main.ts';
@@ -100,6 +101,7 @@ export function registerNumberCommands(program: Command): void {
     });
 
   registerLinkCommand(number);
+  registerProxyCommand(number);
   registerSendQueueCommands(number);
 
   number

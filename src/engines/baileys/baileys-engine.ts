@@ -54,6 +54,9 @@ import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 import { BAILEYS_ENGINE } from './descriptor.ts';
 import { phoneVariant } from '../../domain/phone-variants.ts';
+import { parseProxyUrl, type ProxyUrl } from '../../domain/proxy-url.ts';
+import { findSealedProxy } from '../../store/repositories/numbers.ts';
+import type { Dispatcher } from 'undici';
 
 export interface BaileysEngineOptions {
   store: Store;
@@ -136,6 +139,7 @@ export class BaileysEngine implements Engine {
       lease,
       socketFactory: this.options.socketFactory ?? createBaileysSocket,
       loadAuthState: () => createDatabaseAuthState(this.options.store, this.options.secretBox, lease, this.options.logger),
+      loadProxy: () => this.proxyOf(number),
       events: this.options.events,
       logger: this.options.logger.child({ engine: 'baileys', phone: number.phone }),
       timings: this.timings,
@@ -144,6 +148,12 @@ export class BaileysEngine implements Engine {
     this.sessions.set(number.id, session);
     await session.start();
     return session;
+  }
+
+  /** The number's proxy as stored now, opened; each connection reads it again, so a change applies to the next one. */
+  private async proxyOf(number: WhatsAppNumber): Promise<ProxyUrl | undefined> {
+    const sealed = await findSealedProxy(this.options.store.db, number.id);
+    return sealed === null ? undefined : parseProxyUrl(this.options.secretBox.open(sealed));
   }
 
   async stop(number: WhatsAppNumber): Promise<void> {
@@ -256,7 +266,7 @@ export class BaileysEngine implements Engine {
 
   /** Three queries at once; what the contact hides from us (401) or does not have (404) is null. */
   async contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile> {
-    const { socket } = this.connected(number);
+    const { session, socket } = this.connected(number);
     const jid = toRecipientJid(phone);
     const [pictureUrl, status, business] = await Promise.all([
       socket.profilePictureUrl(jid, 'image').catch(hiddenOrNone),
@@ -264,7 +274,12 @@ export class BaileysEngine implements Engine {
       socket.getBusinessProfile(jid).then((profile) => profile ?? undefined, hiddenOrNone),
     ]);
     const { about, setAt } = aboutOf(status);
-    return { about, aboutSetAt: setAt, picture: pictureUrl ? pictureAt(pictureUrl) : null, business: businessOf(business) };
+    return {
+      about,
+      aboutSetAt: setAt,
+      picture: pictureUrl ? pictureAt(pictureUrl, session.fetchDispatcher) : null,
+      business: businessOf(business),
+    };
   }
 
   async updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void> {
@@ -414,11 +429,12 @@ function hiddenOrNone(error: unknown): undefined {
  * A profile picture on WhatsApp's CDN. Its URL's path names the picture (the query carries a
  * signature that changes on every answer), so it tells one picture from the next.
  */
-function pictureAt(url: string): NonNullable<ContactProfile['picture']> {
+function pictureAt(url: string, dispatcher: Dispatcher | undefined): NonNullable<ContactProfile['picture']> {
   return {
     version: url.split('?')[0]!,
     download: async () => {
-      const response = await fetch(url, { signal: AbortSignal.timeout(PICTURE_DOWNLOAD_TIMEOUT_MS) });
+      // Through the number's proxy, as its other traffic to WhatsApp goes (ADR 0063).
+      const response = await fetch(url, { signal: AbortSignal.timeout(PICTURE_DOWNLOAD_TIMEOUT_MS), ...(dispatcher && { dispatcher }) });
       if (!response.ok || response.body === null) throw new Error(`WhatsApp's CDN answered ${response.status} for a profile picture.`);
       return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>) as AsyncIterable<Buffer>;
     },

@@ -24,7 +24,10 @@ import {
 } from './inbound-mapper.ts';
 import { PlaceholderWaits } from './placeholder-waits.ts';
 import { mapReceiptUpdate } from './outbound-mapper.ts';
-import { decideReconnect, type ReconnectDecision, type ReconnectPolicyOptions } from './reconnect-policy.ts';
+import { decideReconnect, type DisconnectFacts, type ReconnectDecision, type ReconnectPolicyOptions } from './reconnect-policy.ts';
+import { proxyRoute, type ProxyRoute } from './proxy-route.ts';
+import { proxyFailureOf } from './proxy-failures.ts';
+import type { ProxyUrl } from '../../domain/proxy-url.ts';
 import type { SessionSocket, SocketFactory } from './session-socket.ts';
 import { SentMessageStore } from './sent-message-store.ts';
 import { GroupMetadataCache } from './group-metadata-cache.ts';
@@ -59,6 +62,8 @@ export interface SessionDependencies {
   lease: SessionLease;
   socketFactory: SocketFactory;
   loadAuthState(): Promise<DatabaseAuthState>;
+  /** The number's proxy as stored now (ADR 0063), read for every connection; undefined connects directly. */
+  loadProxy(): Promise<ProxyUrl | undefined>;
   events: EngineEvents;
   logger: Logger;
   timings: SessionTimings;
@@ -92,6 +97,8 @@ const MAX_REJECTED_CALLS_KEPT = 256;
 export class BaileysSession {
   status: SessionStatus = 'connecting';
   private socket: SessionSocket | undefined;
+  /** The current socket's way out through the number's proxy; its downloads use it too. */
+  private route: ProxyRoute | undefined;
   private auth: DatabaseAuthState | undefined;
   /** Bumped per socket, so that a late event of an ended socket is recognised and ignored. */
   private generation = 0;
@@ -209,6 +216,11 @@ export class BaileysSession {
     return code;
   }
 
+  /** For fetches to WhatsApp's servers outside Baileys (profile pictures): through the number's proxy, if any. */
+  get fetchDispatcher(): ProxyRoute['dispatcher'] | undefined {
+    return this.route?.dispatcher;
+  }
+
   markTraffic(): void {
     this.lastTrafficAt = Date.now();
   }
@@ -216,8 +228,10 @@ export class BaileysSession {
   private async openSocket(): Promise<void> {
     this.endSocket();
     this.auth = await this.deps.loadAuthState();
+    const proxy = await this.readProxy();
     // stop() may have come while the auth state loaded: no socket may outlive the session.
-    if (this.stopped) return;
+    if (this.stopped || proxy === false) return;
+    this.route = proxy === undefined ? undefined : proxyRoute(proxy);
     const generation = ++this.generation;
     this.qrShown = false;
     const socket = this.deps.socketFactory({
@@ -227,6 +241,7 @@ export class BaileysSession {
       cachedGroupMetadata: (jid) => this.groups.cached(jid),
       markOnlineOnConnect: this.showOnline,
       version: this.deps.version,
+      proxy: this.route,
     });
     this.socket = socket;
     const current = () => generation === this.generation && !this.stopped;
@@ -267,10 +282,27 @@ export class BaileysSession {
     });
   }
 
+  /** The number's proxy, or false when it cannot be read: the session fails with that reason rather than connect around it. */
+  private async readProxy(): Promise<ProxyUrl | undefined | false> {
+    try {
+      return await this.deps.loadProxy();
+    } catch (error) {
+      this.deps.logger.error({ err: error }, "could not read the number's proxy");
+      await this.report(
+        'failed',
+        `the number's proxy could not be read (${(error as Error).message}); set it again, then restart the number`,
+      );
+      return false;
+    }
+  }
+
   private endSocket(): void {
     const socket = this.socket;
+    const route = this.route;
     this.socket = undefined;
+    this.route = undefined;
     this.generation += 1;
+    route?.close().catch((error: unknown) => this.deps.logger.debug({ err: error }, "closing the proxy's connections failed"));
     if (socket === undefined) return;
     for (const event of SOCKET_EVENTS) socket.ev.removeAllListeners(event);
     try {
@@ -291,15 +323,18 @@ export class BaileysSession {
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error as { message?: string; output?: { statusCode?: number } } | undefined;
       const linking = this.auth?.state.creds.me === undefined;
-      const facts = {
+      const proxyFailure = this.route && proxyFailureOf(error, this.route.proxy);
+      const facts: DisconnectFacts = {
         statusCode: error?.output?.statusCode,
         linking,
         qrShown: this.qrShown,
         consecutiveFailures: this.consecutiveFailures,
+        ...(proxyFailure && { proxy: { redacted: this.route!.proxy.redacted, failure: proxyFailure } }),
       };
       const decision = decideReconnect(facts, this.deps.timings.reconnect);
       // The code alone rarely says why ("408"); the error's own words do ("ENOTFOUND web.whatsapp.com").
-      const detail = error?.message === undefined || error.message === '' ? '' : `: ${error.message}`;
+      // A proxy's failure has said why already, in words that hold no part of its URL.
+      const detail = proxyFailure || error?.message === undefined || error.message === '' ? '' : `: ${error.message}`;
       await this.act({ ...decision, reason: `${decision.reason}${detail}` });
     }
   }
@@ -622,16 +657,12 @@ export class BaileysSession {
   /** Downloads a file of an incoming message, now or on a retry (`Engine.downloadAgain`). */
   async download(message: WAMessage): Promise<AsyncIterable<Buffer>> {
     const socket = this.socket;
-    const stream = await downloadMediaMessage(
-      message,
-      'stream',
-      {},
-      {
-        logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
-        reuploadRequest: (stale: WAMessage) =>
-          socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale),
-      },
-    );
+    const dispatcher = this.route?.dispatcher;
+    const stream = await downloadMediaMessage(message, 'stream', dispatcher === undefined ? {} : { options: { dispatcher } }, {
+      logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
+      reuploadRequest: (stale: WAMessage) =>
+        socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale),
+    });
     return stream as AsyncIterable<Buffer>;
   }
 

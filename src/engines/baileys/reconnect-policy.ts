@@ -1,7 +1,9 @@
+import type { ProxyFailure } from './proxy-failures.ts';
+
 /**
- * What to do when a Baileys socket closes, decided from the close's status code alone. Pure, so
- * that every row of the table is a unit test. The codes are WhatsApp's, as Baileys reports them
- * in `lastDisconnect.error.output.statusCode`.
+ * What to do when a Baileys socket closes, decided from the close's status code, or from what it
+ * says of the number's proxy. Pure, so that every row of the table is a unit test. The codes are
+ * WhatsApp's, as Baileys reports them in `lastDisconnect.error.output.statusCode`.
  */
 
 export type ReconnectDecision =
@@ -24,6 +26,11 @@ export interface ReconnectPolicyOptions {
   /** Spread of each delay, ±; 0.2 means 80 %–120 % of the nominal delay. */
   jitterRatio: number;
   maxConsecutiveFailures: number;
+  /**
+   * Failures in a row of the number's proxy before the session gives up (ADR 0063): fewer than
+   * for WhatsApp, since a dead proxy is the operator's to fix and retrying only hides it.
+   */
+  maxProxyFailures?: number;
 }
 
 export const DEFAULT_RECONNECT_POLICY: ReconnectPolicyOptions = {
@@ -31,6 +38,7 @@ export const DEFAULT_RECONNECT_POLICY: ReconnectPolicyOptions = {
   maxDelayMs: 5 * 60_000,
   jitterRatio: 0.2,
   maxConsecutiveFailures: 10,
+  maxProxyFailures: 3,
 };
 
 export interface DisconnectFacts {
@@ -44,6 +52,8 @@ export interface DisconnectFacts {
   qrShown?: boolean;
   /** Failed connections in a row before this one; reset by a connection that opened. */
   consecutiveFailures: number;
+  /** The number's proxy, redacted, and what the close says of it, when the proxy is what failed. */
+  proxy?: { redacted: string; failure: ProxyFailure };
 }
 
 export function decideReconnect(
@@ -58,11 +68,35 @@ export function decideReconnect(
     return { action: 'conflict', reason: 'another client replaced this session (440); restart it once that client is gone' };
   if (code === 408 && facts.linking && facts.qrShown !== false)
     return { action: 'link_expired', reason: 'the QR codes expired before the phone scanned one (408)' };
+  if (facts.proxy !== undefined) return decideOnProxy(facts.proxy, facts.consecutiveFailures + 1, options, random);
   const failures = facts.consecutiveFailures + 1;
   const described = code === undefined ? 'the connection closed' : `the connection closed (${code})`;
   if (failures >= options.maxConsecutiveFailures) {
     return { action: 'give_up', reason: `${described}, ${failures} times in a row; an operator must restart the number` };
   }
+  return { action: 'retry', delayMs: backoffDelayMs(failures, options, random), reason: described };
+}
+
+/**
+ * A proxy that fails is named with what failed, and is retried a few times at most: a dead or
+ * misconfigured proxy becomes `failed` with a reason an operator can act on, not a reconnect loop.
+ */
+function decideOnProxy(
+  proxy: { redacted: string; failure: ProxyFailure },
+  failures: number,
+  options: ReconnectPolicyOptions,
+  random: () => number,
+): ReconnectDecision {
+  const fix = "correct or clear the number's proxy, then restart the number";
+  const { kind, detail } = proxy.failure;
+  if (kind === 'credentials')
+    return { action: 'give_up', reason: `the proxy ${proxy.redacted} refused its credentials (${detail}); ${fix}` };
+  const described =
+    kind === 'unreachable'
+      ? `the proxy ${proxy.redacted} cannot be reached (${detail})`
+      : `the proxy ${proxy.redacted} would not open a tunnel to WhatsApp (${detail})`;
+  const limit = options.maxProxyFailures ?? DEFAULT_RECONNECT_POLICY.maxProxyFailures ?? 3;
+  if (failures >= limit) return { action: 'give_up', reason: `${described}, ${failures} times in a row; ${fix}` };
   return { action: 'retry', delayMs: backoffDelayMs(failures, options, random), reason: described };
 }
 

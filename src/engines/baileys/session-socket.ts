@@ -1,7 +1,11 @@
+import type { IncomingMessage } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import type { AuthenticationState, GroupMetadata, proto, UserFacingSocketConfig, WAVersion } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
+import type { ProxyRoute } from './proxy-route.ts';
+import { PROXY_ANSWER } from './proxy-failures.ts';
 
 /**
  * The Baileys socket the session drives, as Baileys types it. It is not narrowed by hand, so a
@@ -21,6 +25,10 @@ export interface SocketOptions {
   markOnlineOnConnect: boolean;
   /** The WhatsApp Web version to announce; undefined uses Baileys' default. */
   version: WAVersion | undefined;
+  /** The number's proxy (ADR 0063): the websocket, uploads and downloads go through it; undefined connects directly. */
+  proxy: ProxyRoute | undefined;
+  /** WhatsApp's websocket address; only tests name another (a local server), undefined is Baileys' own. */
+  webSocketUrl?: URL;
 }
 
 export type SocketFactory = (options: SocketOptions) => SessionSocket;
@@ -41,6 +49,26 @@ export const createBaileysSocket: SocketFactory = (options) => {
     getMessage: async (key) => (key.id ? options.getMessage(key.id) : undefined),
     cachedGroupMetadata: async (jid) => options.cachedGroupMetadata(jid),
     ...(options.version !== undefined && { version: options.version }),
+    // Typed as https.Agent by Baileys, which only hands it to ws and node:https as an http.Agent.
+    ...(options.proxy !== undefined && { agent: options.proxy.agent as HttpsAgent, fetchAgent: options.proxy.agent as HttpsAgent }),
+    ...(options.webSocketUrl !== undefined && { waWebSocketUrl: options.webSocketUrl }),
   };
-  return makeWASocket(config);
+  const socket = makeWASocket(config);
+  if (options.proxy !== undefined) endOnRefusedTunnel(socket);
+  return socket;
 };
+
+/**
+ * A proxy that will not open the tunnel answers the websocket's request with an HTTP status
+ * (407 for its credentials, 403 or 502 for the destination). Baileys listens for that answer
+ * without acting on it, so the connection would hang until its timeout and close with a
+ * misleading 408; it is ended at once instead, with the proxy's answer as its cause.
+ */
+function endOnRefusedTunnel(socket: SessionSocket): void {
+  socket.ws.on('unexpected-response', (request: { destroy(): void }, response: IncomingMessage) => {
+    request.destroy();
+    const status = response.statusCode ?? 0;
+    const words = `${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
+    socket.end(Object.assign(new Error(`the proxy answered HTTP ${words}`), { [PROXY_ANSWER]: status }));
+  });
+}

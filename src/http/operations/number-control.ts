@@ -55,10 +55,13 @@ const cancelLink = numberControl<unknown, 'linking'>('controlCancelLink', ['link
 const restart = numberControl<unknown, 'supervisor'>('controlRestart', ['supervisor'], ({ number }, { supervisor }) =>
   supervisor.restart(number),
 );
+const reconnect = numberControl<unknown, 'supervisor'>('controlReconnect', ['supervisor'], async ({ number }, { supervisor }) => ({
+  reconnected: await supervisor.reconnect(number),
+}));
 const logout = numberControl<unknown, 'linking'>('controlLogout', ['linking'], ({ number }, { linking }) => linking.logout(number));
 
 /** The operations only the dispatch reaches: the owner runs them when the dispatch route hands them over. */
-export const numberControlOperations: readonly DispatchedOperation[] = [startLink, linkState, cancelLink, restart, logout];
+export const numberControlOperations: readonly DispatchedOperation[] = [startLink, linkState, cancelLink, restart, reconnect, logout];
 
 /**
  * The port's NumberControl (ports/number-control.ts) over the owner dispatch: each action is
@@ -82,6 +85,10 @@ export class DispatchedNumberControl implements NumberControl {
 
   async restart(scope: TenantScope, number: WhatsAppNumber): Promise<void> {
     await this.run(restart, scope, number);
+  }
+
+  async reconnect(scope: TenantScope, number: WhatsAppNumber): Promise<boolean> {
+    return ((await this.run(reconnect, scope, number)) as { reconnected: boolean }).reconnected;
   }
 
   async logout(scope: TenantScope, number: WhatsAppNumber): Promise<void> {

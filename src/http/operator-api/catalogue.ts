@@ -3,6 +3,7 @@ import { apiKeyOperations } from './api-keys.ts';
 import { auditOperations } from './audit-events.ts';
 import { numberOperations } from './numbers.ts';
 import { numberSessionOperations } from './number-session.ts';
+import { numberProxyOperations } from './number-proxy.ts';
 import { userOperations } from './users.ts';
 
 /** The operator API (docs/operator-api.md), in the document's order. */
@@ -12,5 +13,6 @@ export const operatorOperations = [
   ...apiKeyOperations,
   ...numberOperations,
   ...numberSessionOperations,
+  ...numberProxyOperations,
   ...auditOperations,
 ];

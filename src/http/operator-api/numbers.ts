@@ -13,7 +13,7 @@ import { defineOperatorOperation, type OperatorServices } from './operator-opera
 // not found (404 number_not_found), and each change goes through NumbersService with the token
 // as the actor of its audit row (ADR 0069). Linking and the session: number-session.ts.
 
-const numberSchema = {
+export const numberSchema = {
   type: 'object',
   required: [
     'id',
@@ -26,6 +26,7 @@ const numberSchema = {
     'reject_calls',
     'call_reply_text',
     'show_online',
+    'proxy',
     'created_at',
   ],
   additionalProperties: false,
@@ -40,12 +41,17 @@ const numberSchema = {
     reject_calls: { type: 'boolean' },
     call_reply_text: { type: ['string', 'null'] },
     show_online: { type: 'boolean' },
+    proxy: {
+      type: ['string', 'null'],
+      description: "The proxy the number's WhatsApp connection goes through, with its credentials shown as ***; null connects directly.",
+      examples: ['socks5://***@proxy.example:1080'],
+    },
     created_at: { type: 'string', format: 'date-time' },
   },
 } as const;
 
 /** The path parameters of an operation on one number of one account. */
-const numberParams = {
+export const numberParams = {
   type: 'object',
   required: ['id', 'number_id'],
   additionalProperties: false,
@@ -62,7 +68,12 @@ const holderField = {
 } as const;
 
 /** The account, then its number: an unknown account is its own 404, and another account's number is not found. */
-async function numberOf(gateway: OperatorServices, scope: OperatorScope, accountId: string, numberId: string): Promise<WhatsAppNumber> {
+export async function numberOf(
+  gateway: OperatorServices,
+  scope: OperatorScope,
+  accountId: string,
+  numberId: string,
+): Promise<WhatsAppNumber> {
   await gateway.accounts.getAccount(accountId);
   return gateway.numbers.findNumber(withinAccount(scope, accountId), numberId);
 }

@@ -18,6 +18,7 @@ function toNumber(row: NumberRow): WhatsAppNumber {
     rejectCalls: row.reject_calls === 1,
     callReplyText: row.call_reply_text,
     showOnline: row.show_online === 1,
+    proxy: row.proxy_redacted,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -59,6 +60,7 @@ const NUMBER_COLUMNS = [
   'reject_calls',
   'call_reply_text',
   'show_online',
+  'proxy_redacted',
   'created_at',
   'updated_at',
 ] as const;
@@ -87,7 +89,7 @@ export async function findNumberByPhone(db: Executor, phone: E164): Promise<What
 }
 
 export async function findNumberById(db: Executor, id: string): Promise<WhatsAppNumber | undefined> {
-  const row = await db.selectFrom('whatsapp_numbers').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('whatsapp_numbers').select(NUMBER_COLUMNS).where('id', '=', id).executeTakeFirst();
   return row && toNumber(row);
 }
 
@@ -97,7 +99,7 @@ export async function findNumbersByIds(db: Executor, ids: readonly string[]): Pr
   for (let start = 0; start < ids.length; start += 500) {
     const rows = await db
       .selectFrom('whatsapp_numbers')
-      .selectAll()
+      .select(NUMBER_COLUMNS)
       .where('id', 'in', ids.slice(start, start + 500))
       .execute();
     numbers.push(...rows.map(toNumber));
@@ -107,7 +109,7 @@ export async function findNumbersByIds(db: Executor, ids: readonly string[]): Pr
 
 /** The numbers the scope may see: one account's, or all of them for the operator. */
 export async function listNumbers(db: Executor, scope: TenantScope): Promise<WhatsAppNumber[]> {
-  let query = db.selectFrom('whatsapp_numbers').selectAll().orderBy('created_at').orderBy('id');
+  let query = db.selectFrom('whatsapp_numbers').select(NUMBER_COLUMNS).orderBy('created_at').orderBy('id');
   const accountId = scopedAccountId(scope);
   if (accountId !== undefined) query = query.where('account_id', '=', accountId);
   return (await query.execute()).map(toNumber);
@@ -184,6 +186,29 @@ export async function updateNumberSettings(db: Executor, accountId: string, numb
   };
   if (Object.keys(values).length === 0) return;
   await db.updateTable('whatsapp_numbers').set(values).where('id', '=', numberId).where('account_id', '=', accountId).execute();
+}
+
+/**
+ * Sets or clears the number's proxy: the URL sealed (it may hold a password) and its redacted
+ * form for display, both null to connect directly.
+ */
+export async function setNumberProxy(
+  db: Executor,
+  numberId: string,
+  proxy: { sealed: string; redacted: string } | null,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('whatsapp_numbers')
+    .set({ proxy_ciphertext: proxy?.sealed ?? null, proxy_redacted: proxy?.redacted ?? null, updated_at: at.getTime() })
+    .where('id', '=', numberId)
+    .execute();
+}
+
+/** The number's proxy URL as sealed, read by the session each time it opens a connection; null for none. */
+export async function findSealedProxy(db: Executor, numberId: string): Promise<string | null> {
+  const row = await db.selectFrom('whatsapp_numbers').select('proxy_ciphertext').where('id', '=', numberId).executeTakeFirst();
+  return row?.proxy_ciphertext ?? null;
 }
 
 /** The phones of every number on an engine: the sandbox network's view of who is inside the gateway. */

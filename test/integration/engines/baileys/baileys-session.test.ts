@@ -126,6 +126,7 @@ async function startSession(
     lease: UNFENCED_TEST_LEASE,
     socketFactory: factory.create,
     loadAuthState: async () => auth,
+    loadProxy: async () => undefined,
     events,
     logger,
     timings: options.timings ?? QUIET_TIMINGS,
