@@ -37,6 +37,8 @@ const notices = {
   number_resumed: 'The number is resumed: its sends go to WhatsApp again.',
   send_policy_saved: 'The send policy is saved. Messages already waiting keep their times; the next ones follow it.',
   queue_cleared: 'The queue is cleared: its waiting messages are cancelled, and their units of quota given back.',
+  proxy_set: 'The proxy is saved. The number’s connection goes through it; its status below shows whether it connects.',
+  proxy_cleared: 'The proxy is cleared. The number connects to WhatsApp directly.',
   number_status_set: 'The number’s status is set. Sending through it behaves as that status would.',
 } as const;
 

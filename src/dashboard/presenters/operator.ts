@@ -173,6 +173,8 @@ export interface OperatorNumberView extends AccountNumberView {
   /** Sandbox numbers take a status by hand, to rehearse outages. */
   canSetStatus: boolean;
   holder: string | null;
+  /** The proxy its WhatsApp connection goes through, redacted (scheme://***@host:port); null for none. */
+  proxy: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -225,6 +227,7 @@ function toOperatorNumber(
     account: accounts.get(number.accountId) ?? { id: number.accountId, name: number.accountId },
     canSetStatus: gateway.supervisor.allowsSimulatedStatus(number),
     holder: number.holderUserId === null ? null : (emails.get(number.holderUserId) ?? null),
+    proxy: number.proxy,
     createdAt: number.createdAt,
     updatedAt: number.updatedAt,
   };

@@ -7,6 +7,7 @@ import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/operator.ts';
 import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbers-page.tsx';
 import { registerLinkRoutes } from './operator-number-link.ts';
+import { registerProxyRoutes } from './operator-number-proxy.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
 type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system'>;
@@ -42,6 +43,7 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Serv
   app.get<{ Params: NumberParams }>('/operator/numbers/:numberId', renderNumber);
 
   registerLinkRoutes(app, gateway, renderNumber);
+  registerProxyRoutes(app, gateway, renderNumber);
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/reassign', async (request, reply) => {
     const result = await attempt(() =>

@@ -142,6 +142,10 @@ export function OperatorNumberPage(props: {
           </dd>
           <dt>Holder</dt>
           <dd safe>{number.holder ?? '—'}</dd>
+          <dt>Proxy</dt>
+          <dd class="mono" safe>
+            {number.proxy ?? 'none: connects directly'}
+          </dd>
           <dt>Added</dt>
           <dd>
             <Time at={number.createdAt} />
@@ -154,6 +158,52 @@ export function OperatorNumberPage(props: {
       </section>
       <h2 id="link-heading">Link to WhatsApp</h2>
       <LinkPanel panel={props.panel} csrfToken={props.context.csrfToken} />
+      <ProxyForm number={number} csrfToken={props.context.csrfToken} />
     </OperatorFrame>
+  );
+}
+
+/**
+ * The number's proxy (ADR 0063). The field is never filled in with the stored URL, which the
+ * page does not have: a new one is typed whole, and the redacted one is shown above it.
+ */
+function ProxyForm(props: { number: OperatorNumberView; csrfToken: string }): JSX.Element {
+  const base = `/operator/numbers/${encodeURIComponent(props.number.id)}/proxy`;
+  return (
+    <section class="card" aria-labelledby="proxy-heading">
+      <h2 id="proxy-heading">Proxy</h2>
+      <p class="muted small">
+        Its WhatsApp connection, media uploads and downloads go through this HTTP(S) or SOCKS5 proxy. A connected, failed or backing-off
+        session reconnects through it at once.
+      </p>
+      <PostForm action={base} csrfToken={props.csrfToken} class="row">
+        <div class="field">
+          <label for="proxy-url">Proxy URL</label>
+          <input
+            id="proxy-url"
+            name="url"
+            type="text"
+            required
+            autocomplete="off"
+            spellcheck="false"
+            class="mono"
+            placeholder="socks5h://user:password@proxy.example:1080"
+          />
+        </div>
+        <button type="submit" class="button primary">
+          {props.number.proxy === null ? 'Set proxy' : 'Replace proxy'}
+        </button>
+      </PostForm>
+      {props.number.proxy === null ? (
+        ''
+      ) : (
+        <ActionButton
+          action={`${base}/clear`}
+          csrfToken={props.csrfToken}
+          label="Clear proxy"
+          confirm={`Connect ${props.number.phone} to WhatsApp directly again?`}
+        />
+      )}
+    </section>
   );
 }
