@@ -2,7 +2,7 @@ import { AppError } from './errors.ts';
 
 /** The proxies a number's WhatsApp connection may go through (ADR 0063). */
 export const proxySchemes = ['http', 'https', 'socks5', 'socks5h'] as const;
-export type ProxyScheme = (typeof proxySchemes)[number];
+type ProxyScheme = (typeof proxySchemes)[number];
 
 /** Long enough for a provider's session-tagged user name; a proxy URL is not a document. */
 export const PROXY_URL_MAX_LENGTH = 2048;

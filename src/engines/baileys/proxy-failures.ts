@@ -7,7 +7,7 @@
 /** The property under which the socket names the HTTP status a proxy answered instead of a tunnel. */
 export const PROXY_ANSWER = 'proxyAnswerStatus';
 
-export type ProxyFailureKind =
+type ProxyFailureKind =
   /** The proxy refused its credentials (HTTP 407, or SOCKS5's user/password step): retrying cannot help. */
   | 'credentials'
   /** Nothing answers at the proxy's address (refused, timed out, unknown host). */
