@@ -267,7 +267,7 @@ export interface WebhooksTable {
   /** An event stream's connection holding it now, and how many events it has sent (migration 0041). Null for others. */
   stream_holder: ColumnType<string | null, string | null | undefined, string | null>;
   stream_sent: ColumnType<number | null, number | null | undefined, number | null>;
-  /** A Chatwoot inbox's account and inbox ids, and its one number if it has one (migration 0043). Null otherwise. */
+  /** A Chatwoot inbox's account and inbox ids, and its one number if it has one (migration 0042). Null otherwise. */
   chatwoot_account_id: ColumnType<number | null, number | null | undefined, number | null>;
   chatwoot_inbox_id: ColumnType<number | null, number | null | undefined, number | null>;
   chatwoot_number: ColumnType<string | null, string | null | undefined, string | null>;
@@ -275,7 +275,7 @@ export interface WebhooksTable {
   updated_at: number;
 }
 
-/** Which Chatwoot contact and conversation stand for a person talking to a number, per inbox (migration 0043). */
+/** Which Chatwoot contact and conversation stand for a person talking to a number, per inbox (migration 0042). */
 export interface ChatwootConversationsTable {
   webhook_id: string;
   person_key: string;
@@ -288,7 +288,7 @@ export interface ChatwootConversationsTable {
   created_at: number;
 }
 
-/** Which Chatwoot message is which of ours, per inbox, both ways (migration 0043). */
+/** Which Chatwoot message is which of ours, per inbox, both ways (migration 0042). */
 export interface ChatwootMessagesTable {
   webhook_id: string;
   message_id: string;
