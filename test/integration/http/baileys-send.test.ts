@@ -59,10 +59,13 @@ for (const dialect of dialects) {
       );
       auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
       await auth.saveCreds();
-      const sockets = whatsapp.sockets.length;
       await test.gateway.supervisor.resume(number);
-      assert.equal(whatsapp.sockets.length, sockets + 1, 'the linked number got a socket');
-      const socket = whatsapp.latest;
+      // This number's own socket: a session of the file's other numbers may reconnect meanwhile.
+      const own = whatsapp.options.flatMap((options, index) =>
+        options.auth.creds.me?.id.startsWith(`${number.phone.slice(1)}:`) ? [whatsapp.sockets[index]!] : [],
+      );
+      assert.equal(own.length, 1, 'the linked number got a socket');
+      const socket = own[0]!;
       socket.openAs(number.phone.slice(1));
       await waitForStatus(number, 'connected');
       return { number, socket };
