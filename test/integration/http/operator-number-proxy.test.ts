@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { CLI_ACTOR } from '../../../src/domain/audit.ts';
+import { describe, it } from 'node:test';
 import { dialects } from '../../support/databases.ts';
-import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
-import { assertRefused, auditRowsOf, operatorCaller } from '../../support/operator-api.ts';
+import { assertRefused, operatorApiWorld } from '../../support/operator-api.ts';
 
 /**
  * A number's proxy over the operator API (ADR 0063, docs/operator-api.md#a-numbers-proxy): set,
@@ -16,24 +14,10 @@ const PASSWORD = 'hunter2-proxy';
 
 for (const dialect of dialects) {
   describe(`a number's proxy over the operator API (${dialect})`, () => {
-    let test: TestGateway;
-    let account: SeededAccount;
-    let other: SeededAccount;
-    let token: string;
-    const call = operatorCaller(
-      () => test,
-      () => token,
-    );
+    const world = operatorApiWorld(dialect);
+    const { call } = world;
 
-    before(async () => {
-      test = await startTestGateway(dialect);
-      account = await seedAccount(test.gateway);
-      other = await seedAccount(test.gateway);
-      token = (await test.gateway.operatorTokens.create('proxies', CLI_ACTOR)).plaintext;
-    });
-    after(() => test?.close());
-
-    const numberPath = () => `/admin/accounts/${account.accountId}/numbers/${account.phones[0]}`;
+    const numberPath = () => `/admin/accounts/${world.account.accountId}/numbers/${world.account.phones[0]}`;
 
     const numberId = async () => (await call('GET', numberPath())).json().id as string;
 
@@ -43,13 +27,13 @@ for (const dialect of dialects) {
       assert.equal(set.json().proxy, 'socks5h://***@proxy.example:1080');
       assert.ok(!set.body.includes(PASSWORD));
       assert.equal((await call('GET', numberPath())).json().proxy, 'socks5h://***@proxy.example:1080');
-      const listed = await call('GET', `/admin/accounts/${account.accountId}/numbers`);
+      const listed = await call('GET', `/admin/accounts/${world.account.accountId}/numbers`);
       assert.ok(listed.body.includes('socks5h://***@proxy.example:1080') && !listed.body.includes(PASSWORD));
 
-      const stored = await test.gateway.store.db
+      const stored = await world.test.gateway.store.db
         .selectFrom('whatsapp_numbers')
         .select(['proxy_ciphertext', 'proxy_redacted'])
-        .where('phone', '=', account.phones[0]!)
+        .where('phone', '=', world.account.phones[0]!)
         .executeTakeFirstOrThrow();
       assert.ok(stored.proxy_ciphertext !== null && !stored.proxy_ciphertext.includes(PASSWORD), 'the URL is sealed at rest');
       assert.equal(stored.proxy_redacted, 'socks5h://***@proxy.example:1080');
@@ -59,7 +43,7 @@ for (const dialect of dialects) {
       assert.equal(cleared.json().proxy, null);
 
       const id = await numberId();
-      const rows = await auditRowsOf(call, account.accountId, 2);
+      const rows = await world.auditOf(world.account.accountId, 2);
       assert.deepEqual(
         rows.map((row) => [row.action, row.target_id, row.actor.kind, row.details.proxy]),
         [
@@ -87,7 +71,7 @@ for (const dialect of dialects) {
     });
 
     it("does not find another account's number", async () => {
-      const path = `/admin/accounts/${account.accountId}/numbers/${other.phones[0]}/proxy`;
+      const path = `/admin/accounts/${world.account.accountId}/numbers/${world.other.phones[0]}/proxy`;
       assertRefused(await call('POST', path, { url: 'http://proxy.example:8080' }), 404, 'number_not_found');
       assertRefused(await call('DELETE', path), 404, 'number_not_found');
     });
