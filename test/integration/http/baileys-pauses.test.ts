@@ -85,7 +85,9 @@ for (const dialect of dialects) {
     });
 
     it("reachoutTimeLock pauses with WhatsApp's lift time, and the number resumes by itself at that time", async () => {
-      const ends = new Date(Date.now() + 1_500);
+      // Long enough that the send below meets the lock on a busy machine (it lifted before a send
+      // under load at 1.5 s), short enough to see it lift by itself.
+      const ends = new Date(Date.now() + 4_000);
       linked.socket.emit('connection.update', {
         reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.BIZ_QUALITY },
       });

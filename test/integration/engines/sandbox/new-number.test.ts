@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { E164 } from '../../../../src/domain/phone.ts';
 import { operatorScope } from '../../../../src/domain/tenant-scope.ts';
 import { listMessages } from '../../../../src/store/repositories/message-pages.ts';
+import type { Store } from '../../../../src/store/database.ts';
 import { holdLease } from '../../../support/leases.ts';
 import { dialects, seedNumberRow } from '../../../support/databases.ts';
 import { RECIPIENT_AWAY, seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../../support/gateway.ts';
@@ -24,12 +25,15 @@ for (const dialect of dialects) {
 
     it('receives what was sent to it meanwhile, once it connects', async () => {
       const sender = await seedAccount(test.gateway);
-      // Written as the CLI writes it, without telling this node's supervisor.
-      const { phone } = await seedNumberRow(test.gateway.store, { accountId: sender.accountId, phone: uniquePhone() as E164 });
-      // A stand-in node holds the number, so that this node's lease keeper cannot start its session
-      // before the message is sent (under load a renewal tick could come first).
-      const number0 = await test.gateway.numbers.findNumber(operatorScope(), phone);
-      await holdLease(test.gateway.store, number0.id);
+      // Written as the CLI writes it, without telling this node's supervisor, and held by a stand-in
+      // node in the same transaction, so that this node's lease keeper cannot start its session before
+      // the message is sent: written one after the other, a tick under load took the number between them.
+      const { phone } = await test.gateway.store.db.transaction().execute(async (trx) => {
+        const inTransaction = { ...test.gateway.store, db: trx } as Store;
+        const row = await seedNumberRow(inTransaction, { accountId: sender.accountId, phone: uniquePhone() as E164 });
+        await holdLease(inTransaction, row.id);
+        return row;
+      });
       const sent = await test.post(
         '/send_message',
         { from_phone: sender.phones[0], to_phone: phone, message: 'before you connected' },
