@@ -57,6 +57,8 @@ const auditActions = [
   'number.logged_out',
   'number.proxy_set',
   'number.proxy_cleared',
+  'number.send_policy_changed',
+  'account.send_policy_changed',
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../domain/audit.ts';
 import type { Command } from 'commander';
 import { AppError } from '../../domain/errors.ts';
 import { parseSettingInput, type PolicySetting, type SendPolicyBody } from '../../domain/send-policy.ts';
@@ -63,7 +64,9 @@ export function registerSendQueueCommands(number: Command): void {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
         const setting = settingOf(options);
         const shown =
-          setting === undefined ? await gateway.sendQueues.numberPolicy(found) : await gateway.sendQueues.setNumberPolicy(found, setting);
+          setting === undefined
+            ? await gateway.sendQueues.numberPolicy(found)
+            : await gateway.sendQueues.setNumberPolicy(found, setting, CLI_ACTOR);
         output.print(
           { number_id: found.id, phone: found.phone, send_policy: shown },
           `${found.phone}: ${shown.preset ?? 'custom'} policy from the ${shown.source}\n${JSON.stringify(shown.policy, null, 2)}`,

@@ -39,12 +39,12 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Services): 
   app.post<{ Params: { id: string } }>('/numbers/:id/send_policy', { preHandler: requireManager }, async (request, reply) => {
     const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
     const setting = chosenSetting(request.body);
-    if (setting !== undefined) await gateway.sendQueues.setNumberPolicy(number, setting);
+    if (setting !== undefined) await gateway.sendQueues.setNumberPolicy(number, setting, userActor(request));
     return redirectWithNotice(reply, '/numbers', 'send_policy_saved');
   });
   app.post('/numbers/default_send_policy', { preHandler: requireManager }, async (request, reply) => {
     const setting = chosenSetting(request.body);
-    if (setting !== undefined) await gateway.sendQueues.setAccountPolicy(accountOf(request).id, setting);
+    if (setting !== undefined) await gateway.sendQueues.setAccountPolicy(accountOf(request).id, setting, userActor(request));
     return redirectWithNotice(reply, '/numbers', 'send_policy_saved');
   });
 

@@ -36,11 +36,12 @@ export const updateAccountSendPolicy = defineOperation(
   tag: 'numbers',
   answers: { 200: ref('SendPolicySetting') },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_send_policy'],
-  handle: async ({ scope, body }, { sendQueues }) =>
+  handle: async ({ scope, body, actor }, { sendQueues }) =>
     ok(
       await sendQueues.setAccountPolicy(
         scope.accountId,
         body.send_policy === null ? null : parseSettingInput(body.send_policy, 'send_policy'),
+        actor,
       ),
     ),
 });

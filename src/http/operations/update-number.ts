@@ -83,7 +83,11 @@ export const updateNumber = defineOperation(
     const policy =
       body.send_policy === undefined
         ? await sendQueues.numberPolicy(number)
-        : await sendQueues.setNumberPolicy(number, body.send_policy === null ? null : parseSettingInput(body.send_policy, 'send_policy'));
+        : await sendQueues.setNumberPolicy(
+            number,
+            body.send_policy === null ? null : parseSettingInput(body.send_policy, 'send_policy'),
+            actor,
+          );
     return ok({ ...presentNumber(number, (await pauses.pausesOf([number.id])).get(number.id)), send_policy: policy });
   },
 });

@@ -5,6 +5,8 @@ import { findPause } from '../../store/repositories/number-pauses.ts';
 import { findNewChatQuota } from '../../store/repositories/new-chat-quotas.ts';
 import type { NewChatQuotaState } from '../../domain/new-chat-quota.ts';
 import { policyBody, policyOf, storedSetting, type PolicySetting, type SendPolicyBody } from '../../domain/send-policy.ts';
+import { recordAudit } from '../../audit/audit-trail.ts';
+import type { AuditActor } from '../../domain/audit.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
 import {
@@ -79,8 +81,16 @@ export class SendQueueService {
     private readonly leases: Pick<LeaseView, 'leaseOf'>,
   ) {}
 
-  async setNumberPolicy(number: WhatsAppNumber, setting: PolicySetting | null): Promise<PresentedPolicy> {
-    await setNumberSendPolicy(this.store.db, number.id, setting === null ? null : storedSetting(setting));
+  /** Sets (or, with null, drops) a number's own policy, with the audit row naming who did, in one transaction. */
+  async setNumberPolicy(number: WhatsAppNumber, setting: PolicySetting | null, actor: AuditActor): Promise<PresentedPolicy> {
+    await this.store.db.transaction().execute(async (trx) => {
+      await setNumberSendPolicy(trx, number.id, setting === null ? null : storedSetting(setting));
+      await recordAudit(trx, actor, 'number.send_policy_changed', {
+        accountId: number.accountId,
+        targetId: number.id,
+        details: { phone: number.phone, policy: policyFact(setting) },
+      });
+    });
     // Sends read the policy with the number, through the lookup cache: the next send sees the change.
     await this.store.lookups.numbersChanged();
     return this.numberPolicy(number);
@@ -97,8 +107,16 @@ export class SendQueueService {
     return present(stored === null ? 'gateway' : 'account', this.governor.resolve({ number: null, account: stored }).setting);
   }
 
-  async setAccountPolicy(accountId: string, setting: PolicySetting | null): Promise<PresentedPolicy> {
-    await setAccountSendPolicy(this.store.db, accountId, setting === null ? null : storedSetting(setting));
+  /** Sets (or, with null, drops) the account's default policy, with its audit row, in one transaction. */
+  async setAccountPolicy(accountId: string, setting: PolicySetting | null, actor: AuditActor): Promise<PresentedPolicy> {
+    await this.store.db.transaction().execute(async (trx) => {
+      await setAccountSendPolicy(trx, accountId, setting === null ? null : storedSetting(setting));
+      await recordAudit(trx, actor, 'account.send_policy_changed', {
+        accountId,
+        targetId: accountId,
+        details: { policy: policyFact(setting) },
+      });
+    });
     await this.store.lookups.numbersChanged();
     return this.accountPolicy(accountId);
   }
@@ -225,4 +243,10 @@ function parseCursor(cursor: string): { scheduledFor: number; id: string } {
   if (match === null)
     throw new AppError('invalid_request', 'cursor must be the next_cursor of an earlier page.', { field: 'cursor', problem: 'invalid' });
   return { scheduledFor: Number(match[1]), id: match[2]! };
+}
+
+/** What the audit row says of a policy: its preset, "custom" for figures of its own, or "inherited" when dropped. */
+function policyFact(setting: PolicySetting | null): string {
+  if (setting === null) return 'inherited';
+  return 'preset' in setting ? setting.preset : 'custom';
 }

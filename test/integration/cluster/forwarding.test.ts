@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_ACTOR } from '../../../src/domain/audit.ts';
 import { after, before, describe, it } from 'node:test';
 import net from 'node:net';
 import { parseSettingInput } from '../../../src/domain/send-policy.ts';
@@ -234,6 +235,7 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     await holder.gateway.sendQueues.setNumberPolicy(
       number,
       parseSettingInput({ min_gap_ms: 3_600_000, max_gap_ms: 3_600_000 }, 'send_policy'),
+      SYSTEM_ACTOR,
     );
     assert.equal((await send(holder, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'leaves now' })).status, 200);
     const queued = await send(holder, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'waits' });

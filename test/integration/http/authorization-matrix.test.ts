@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_ACTOR } from '../../../src/domain/audit.ts';
 import { after, before, describe, it } from 'node:test';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
@@ -635,10 +636,11 @@ for (const dialect of dialects) {
         );
       }
       // The account's policy is what another account must not change; its number's own keeps the probes' sends immediate.
-      await test.gateway.sendQueues.setAccountPolicy(seeded.accountId, { preset: 'standard' });
+      await test.gateway.sendQueues.setAccountPolicy(seeded.accountId, { preset: 'standard' }, SYSTEM_ACTOR);
       await test.gateway.sendQueues.setNumberPolicy(
         await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!),
         { preset: 'off' },
+        SYSTEM_ACTOR,
       );
       const group = await test.post(
         '/groups',

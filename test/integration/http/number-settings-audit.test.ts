@@ -61,5 +61,33 @@ for (const dialect of dialects) {
       assert.equal((await settingsRows(rival.accountId)).length, 0);
       assert.equal((await settingsRows(seeded.accountId)).length, 1, 'only the change of the test before');
     });
+
+    it("a send policy's change, the number's or the account's, is a row naming the key and the policy", async () => {
+      const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
+      assert.equal((await patch(seeded, number.id, { send_policy: 'cautious' })).statusCode, 200);
+      const accountDefault = await test.inject({
+        method: 'PATCH',
+        url: '/api/account/send_policy',
+        payload: { send_policy: 'standard' },
+        headers: { authorization: `Bearer ${seeded.apiKey}` },
+      });
+      assert.equal(accountDefault.statusCode, 200, accountDefault.body);
+      const rows = await test.gateway.store.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('account_id', '=', seeded.accountId)
+        .where('action', 'in', ['number.send_policy_changed', 'account.send_policy_changed'])
+        .orderBy('at')
+        // Two rows in one millisecond: the number's change came first, and sorts after the account's by name.
+        .orderBy('action', 'desc')
+        .execute();
+      assert.deepEqual(
+        rows.map((row) => [row.action, row.actor_kind, row.actor_id, row.target_id, JSON.parse(row.details ?? '{}').policy]),
+        [
+          ['number.send_policy_changed', 'api_key', seeded.apiKeyId, number.id, 'cautious'],
+          ['account.send_policy_changed', 'api_key', seeded.apiKeyId, seeded.accountId, 'standard'],
+        ],
+      );
+    });
   });
 }
