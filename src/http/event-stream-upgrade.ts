@@ -11,6 +11,7 @@ import { accountScope } from '../domain/tenant-scope.ts';
 import { isStorageOutage } from '../store/outage-errors.ts';
 import type { EventStreams } from '../webhooks/event-streams.ts';
 import type { WebhooksService } from '../webhooks/webhooks-service.ts';
+import { withRetryAfter } from './plugins/errors.ts';
 import { requestIdFor } from './plugins/request-context.ts';
 
 /** Where a stream's client connects, at both of the API's prefixes. */
@@ -19,8 +20,6 @@ const STREAM_PATH = /^\/(?:api\/)?webhooks\/([^/]+)\/stream$/;
 const RESUME_PARAMETER = 'last_event_id';
 /** A client sends nothing on a stream; a frame of more than this is cut off before it is read. */
 const MAX_CLIENT_FRAME_BYTES = 1024;
-/** How long a refusal for a database outage asks the client to wait, as every 503 does. */
-const OUTAGE_RETRY_AFTER_SECONDS = 2;
 
 export interface EventStreamAccess {
   authenticator: Pick<ApiKeyAuthenticator, 'authenticate'>;
@@ -41,8 +40,18 @@ export function acceptEventStreams(server: Server, access: EventStreamAccess): v
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const requestId = requestIdFor(request);
+    // Node takes its own error listener off a socket it hands to 'upgrade'; without one, a client
+    // that resets the connection while its key is being checked would throw an unhandled 'error'
+    // and end the process. Until the upgrade, an error only ends this connection.
+    const dropped = (error: Error) => {
+      access.logger.debug({ err: error, requestId }, 'an event stream client went away before its upgrade');
+      socket.destroy();
+    };
+    socket.on('error', dropped);
     void checkConnection(request, access)
       .then(({ webhookId, after }) => {
+        socket.off('error', dropped);
+        if (socket.destroyed) return;
         // The key is asked again for the life of the connection; the stream's being there is the
         // connection's own look (a deleted stream closes with its own code).
         const authorized = () =>
@@ -53,7 +62,7 @@ export function acceptEventStreams(server: Server, access: EventStreamAccess): v
         sockets.handleUpgrade(request, socket, head, (webSocket) => access.eventStreams.serve(webhookId, webSocket, after, authorized));
         access.logger.info({ requestId, webhookId, resumed: after !== undefined }, 'event stream connected');
       })
-      .catch((error: unknown) => refuse(socket, asAppError(error, access.logger, requestId), requestId));
+      .catch((error: unknown) => refuse(socket, withRetryAfter(asAppError(error, access.logger, requestId)), requestId));
   });
 }
 
@@ -66,8 +75,9 @@ async function checkConnection(request: IncomingMessage, access: EventStreamAcce
       `There is no WebSocket at ${request.method} ${url.pathname}; event streams are at GET /webhooks/{id}/stream.`,
     );
   }
-  const after = resumePoint(url.searchParams);
+  // The key first, as for every request: a caller without one learns that before anything else.
   const key = await authorizedKey(request, access);
+  const after = resumePoint(url.searchParams);
   let webhookId: string;
   try {
     webhookId = decodeURIComponent(match[1]!);
@@ -109,11 +119,7 @@ function resumePoint(query: URLSearchParams): string | undefined {
 
 function asAppError(error: unknown, logger: Logger, requestId: string): AppError {
   if (error instanceof AppError) return error;
-  if (isStorageOutage(error)) {
-    return new AppError('storage_unavailable', 'The database is unavailable; connect again shortly.', {
-      retry_after_seconds: OUTAGE_RETRY_AFTER_SECONDS,
-    });
-  }
+  if (isStorageOutage(error)) return new AppError('storage_unavailable', 'The database is unavailable; connect again shortly.');
   logger.error({ err: error, requestId }, 'an event stream connection failed unexpectedly');
   return new AppError('internal_error', 'Something went wrong on our side; the request_id names it in our log.');
 }

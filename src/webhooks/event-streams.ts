@@ -16,6 +16,8 @@ import {
 const BATCH = 100;
 /** How often a connection pings its client, and how long an unanswered ping may stay so. */
 const PING_INTERVAL_MS = 30_000;
+/** How long a client has to answer the server's close before its connection is cut. */
+const CLOSE_ANSWER_MS = 2_000;
 
 /**
  * Why the server closes a stream, as WebSocket close codes in the private range (4000-4999) with
@@ -142,8 +144,7 @@ class StreamConnection {
           await this.close(STREAM_CLOSE.takenOver, 'another connection took this stream');
           return;
         }
-        this.onSent(batch.length);
-        await this.sendAll(batch);
+        this.onSent(await this.sendAll(batch));
       }
     } catch (error) {
       this.logger.error({ err: error }, 'an event stream failed; its client is told to reconnect');
@@ -158,8 +159,9 @@ class StreamConnection {
 
   async close(code: number, reason: string): Promise<void> {
     if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(code, reason);
-    // A client that never answers the close is cut off rather than held.
-    const cutOff = setTimeout(() => this.socket.terminate(), PING_INTERVAL_MS);
+    // A client that never answers the close is cut off rather than held, soon enough that a node
+    // stopping is not held up by it.
+    const cutOff = setTimeout(() => this.socket.terminate(), CLOSE_ANSWER_MS);
     await this.closed;
     clearTimeout(cutOff);
   }
@@ -168,15 +170,18 @@ class StreamConnection {
     return this.socket.readyState === WebSocket.OPEN;
   }
 
-  /** Sends the frames in order, each once the one before has been handed to the network. */
-  private async sendAll(batch: StreamDelivery[]): Promise<void> {
+  /** Sends the frames in order, each once the one before has been handed to the network; answers how many went. */
+  private async sendAll(batch: StreamDelivery[]): Promise<number> {
+    let sent = 0;
     for (const delivery of batch) {
-      if (!this.open) return;
+      if (!this.open) break;
       const written = await new Promise<boolean>((resolve) =>
         this.socket.send(frameOf(delivery, this.webhookId), (error) => resolve(!error)),
       );
-      if (!written) return;
+      if (!written) break;
+      sent += 1;
     }
+    return sent;
   }
 
   /** Waits for a wake-up (deliveries committed here, or the client gone) or the poll for other nodes' events. */

@@ -38,7 +38,7 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
  * Every 503 says when to come back, in Retry-After and in meta.retry_after_seconds: a client that
  * honours it (as a load balancer or an HTTP library does) retries rather than failing.
  */
-function withRetryAfter(error: AppError): AppError {
+export function withRetryAfter(error: AppError): AppError {
   if (httpStatusFor(error.code) !== 503 || typeof error.meta?.retry_after_seconds === 'number') return error;
   return new AppError(error.code, error.message, { ...error.meta, retry_after_seconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
 }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { STREAM_CLOSE } from '../../../src/webhooks/event-streams.ts';
@@ -160,6 +162,29 @@ for (const dialect of dialects) {
       assert.deepEqual([notStream.status, notStream.error], [409, 'not_an_event_stream']);
       const nowhere = await refusal('/webhooks/x/elsewhere', account.apiKey);
       assert.deepEqual([nowhere.status, nowhere.error], [404, 'not_found']);
+    });
+
+    it('a client that resets its connection while its upgrade is checked ends only that connection', async () => {
+      const stream = await makeStream();
+      const { port } = new URL(baseUrl);
+      // Each asks to upgrade with a valid key and resets at once, while the key and stream are looked up.
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const socket = net.connect(Number(port), '127.0.0.1');
+          await once(socket, 'connect');
+          socket.write(
+            `GET ${stream.url} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+              `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.from('sixteen byte key').toString('base64')}\r\n` +
+              `Authorization: Bearer ${account.apiKey}\r\n\r\n`,
+          );
+          socket.resetAndDestroy();
+        }),
+      );
+      // The gateway (in this process) is still up and streams.
+      const client = await openStream(baseUrl, stream.url, account.apiKey);
+      await receiveIncoming(test, account, `${stream.id} still here`);
+      assert.deepEqual(texts(await client.framesAtLeast(1)), [`${stream.id} still here`]);
+      await client.close();
     });
 
     it('a plain GET of the path says how far the stream has got; a stream takes no url and keeps none', async () => {
