@@ -323,6 +323,15 @@ export class WebhooksService {
     if (input.rabbitmq !== undefined) throw new AppError('invalid_request', 'A Chatwoot inbox has no rabbitmq.', { field: 'rabbitmq' });
     const url =
       input.url === undefined ? undefined : (await checkDestination(this.addressPolicy, this.secretBox, input.url, undefined)).url;
+    // The stored token goes only to the host it was given for: a new base URL comes with the token
+    // again, or whoever may edit the inbox could have it sent to a server of theirs.
+    if (url !== undefined && url !== before.url && input.chatwoot?.apiAccessToken === undefined) {
+      throw new AppError(
+        'invalid_request',
+        "A Chatwoot inbox's new base URL needs chatwoot.api_access_token with it: the stored token is sent only to the URL it was given for.",
+        { field: 'chatwoot.api_access_token' },
+      );
+    }
     if (input.chatwoot === undefined) return url === undefined ? {} : { url };
     const merged = { ...before.chatwoot, ...input.chatwoot };
     const checked = await checkChatwootInbox(this.store.db, before.accountId, merged, false);

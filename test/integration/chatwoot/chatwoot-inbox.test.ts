@@ -61,6 +61,28 @@ for (const dialect of dialects) {
       await test.gateway.webhooks.deleteWebhook(accountScope(account.accountId), inbox.id);
     });
 
+    it('a new base URL is refused without the token: the stored one is never sent to another host', async () => {
+      const inbox = await createInbox();
+      const patch = (body: object) =>
+        test.inject({
+          method: 'PATCH',
+          url: `/api/webhooks/${inbox.id}`,
+          payload: body,
+          headers: { authorization: `Bearer ${account.apiKey}` },
+        });
+      const elsewhere = 'https://8.8.8.8/';
+      const refused = await patch({ url: elsewhere });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.equal((refused.json() as { meta: { field: string } }).meta.field, 'chatwoot.api_access_token');
+      assert.notEqual((await test.gateway.webhooks.getWebhook(accountScope(account.accountId), inbox.id)).url, elsewhere);
+      const moved = await patch({
+        url: elsewhere,
+        chatwoot: { account_id: chatwoot.accountId, inbox_id: chatwoot.inboxId, api_access_token: 'a-token-for-the-new-host' },
+      });
+      assert.equal(moved.statusCode, 200, moved.body);
+      await test.gateway.webhooks.deleteWebhook(accountScope(account.accountId), inbox.id);
+    });
+
     it("a person's first message creates their contact and conversation; their next ones join it, in order, media included", async () => {
       const inbox = await createInbox();
       const person = uniquePhone();
