@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, errorCodes, type ErrorCode } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { OwnerDispatch } from '../operations/owner-dispatch.ts';
 import { sendMessage } from '../operations/send-message.ts';
@@ -68,11 +68,17 @@ export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Se
             body: { from_phone: reply.fromPhone, to_phone: reply.toPhone, message: reply.content },
             idempotencyKey: `chatwoot:${webhook.id}:${reply.chatwootMessageId}`,
           });
-          sent = answer.statusCode < 300 ? (answer.body as typeof sent) : { error: (answer.body as typeof sent).error ?? 'internal_error' };
+          const body = answer.body as { message_id?: string; error?: string; message?: string };
+          if (answer.statusCode >= 300 && body.error !== undefined && isTemporary(body.error)) {
+            throw new AppError(body.error as ErrorCode, body.message ?? 'The send could not be made now; Chatwoot may call again.');
+          }
+          sent = answer.statusCode < 300 ? body : { error: body.error ?? 'internal_error' };
         } catch (error) {
           // A refusal (the quota, a paused number's limits, an unknown recipient) is the reply's
-          // outcome, shown in Chatwoot; anything else is ours, answered 500 so Chatwoot may retry.
-          if (!(error instanceof AppError)) throw error;
+          // outcome, shown in Chatwoot. A temporary one (a number reconnecting, the database away,
+          // the same reply in flight) is not: it is answered as such, 503 with Retry-After or 409,
+          // with nothing recorded, so Chatwoot's call again sends it. Anything else is ours, a 500.
+          if (!(error instanceof AppError) || isTemporary(error.code)) throw error;
           sent = { error: error.code };
         }
         if (typeof sent.message_id !== 'string') {
@@ -84,4 +90,9 @@ export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Se
       },
     );
   }
+}
+
+/** A refusal that says "not now" rather than "no": the reply may still be sent when Chatwoot calls again. */
+function isTemporary(code: string): boolean {
+  return code === 'request_in_progress' || (errorCodes as Record<string, number | undefined>)[code] === 503;
 }

@@ -140,6 +140,30 @@ for (const dialect of dialects) {
       assert.equal((await sentTo(account, person)).length, 1);
     });
 
+    it('a reply the number cannot send now (paused: 503) is not failed; the callback again sends it', async () => {
+      const account = await seedAccount(test.gateway, { scopes: SCOPES });
+      await connectInbox(account);
+      const person = uniquePhone();
+      await receiveIncoming(test, account, 'are you there?', person);
+      const conversation = await conversationOf(person);
+      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
+      const pause = await test.post(`/api/numbers/${number.id}/pause`, {}, account.apiKey);
+      assert.equal(pause.statusCode, 200, pause.body);
+      const reply = await chatwoot.agentReply(conversation.id, 'while paused');
+      const answer = chatwoot.callbackAnswers.at(-1) as { status: number; body: { error?: string } };
+      assert.deepEqual([answer.status, answer.body.error], [503, 'number_paused']);
+      assert.notEqual(reply.status, 'failed', "a temporary refusal is not the reply's outcome");
+      const resume = await test.post(`/api/numbers/${number.id}/resume`, {}, account.apiKey);
+      assert.equal(resume.statusCode, 200, resume.body);
+      const again = (await chatwoot.announce(reply)) as { status: number; body: { message_id?: string } };
+      assert.equal(again.status, 200, JSON.stringify(again));
+      assert.equal(typeof again.body.message_id, 'string');
+      assert.deepEqual(
+        (await sentTo(account, person)).map((message) => message.text),
+        ['while paused'],
+      );
+    });
+
     it('a callback with a wrong token, or naming another inbox, sends nothing', async () => {
       const account = await seedAccount(test.gateway, { scopes: SCOPES });
       const inbox = await connectInbox(account);
