@@ -122,7 +122,7 @@ export class ChatwootRelay {
   private async relayInOrder(work: ChatwootDelivery, signal: AbortSignal): Promise<Outcome> {
     const { delivery } = work;
     const db = this.options.store.db;
-    const earlier = await pendingDeliveriesBefore(db, delivery.webhookId, delivery, REPLAY_BATCH);
+    const earlier = await pendingDeliveriesBefore(db, delivery.webhookId, delivery, REPLAY_BATCH, Date.now());
     for (const waiting of earlier) {
       await this.relay({ ...work, delivery: { ...delivery, id: waiting.id }, event: JSON.parse(waiting.payload) as EventPayload }, signal);
     }

@@ -159,6 +159,7 @@ export async function pendingDeliveriesBefore(
   webhookId: string,
   before: { createdAt: number; id: string },
   limit: number,
+  now: number,
 ): Promise<WaitingChatwootDelivery[]> {
   return db
     .selectFrom('webhook_deliveries')
@@ -166,6 +167,8 @@ export async function pendingDeliveriesBefore(
     .select(['webhook_deliveries.id', 'webhook_events.payload'])
     .where('webhook_deliveries.webhook_id', '=', webhookId)
     .where('webhook_deliveries.state', '=', 'pending')
+    // One another worker holds is that worker's to post: replaying it too could post it twice.
+    .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', now)]))
     .where((eb) =>
       eb.or([
         eb('webhook_deliveries.created_at', '<', before.createdAt),
