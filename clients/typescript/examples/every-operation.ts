@@ -318,6 +318,9 @@ async function main(): Promise<void> {
   const oneNumber = { params: { path: { id: onboarded.id, number_id: added.id } } };
   check(succeeded('GET /admin/accounts/{id}/numbers/{number_id}', await operatorClient.GET('/admin/accounts/{id}/numbers/{number_id}', oneNumber)).phone === added.phone, 'the number reads back');
   check(succeeded('PATCH /admin/accounts/{id}/numbers/{number_id}', await operatorClient.PATCH('/admin/accounts/{id}/numbers/{number_id}', { ...oneNumber, body: { reject_calls: true } })).reject_calls, 'its calls are rejected');
+  const proxied = succeeded('POST /admin/accounts/{id}/numbers/{number_id}/proxy', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/proxy', { ...oneNumber, body: { url: 'socks5h://user:secret@127.0.0.1:1080' } }));
+  check(proxied.proxy === 'socks5h://***@127.0.0.1:1080', 'a proxy is answered redacted');
+  check(succeeded('DELETE /admin/accounts/{id}/numbers/{number_id}/proxy', await operatorClient.DELETE('/admin/accounts/{id}/numbers/{number_id}/proxy', oneNumber)).proxy === null, 'and cleared');
   const second = succeeded('POST /admin/accounts', await operatorClient.POST('/admin/accounts', { body: { name: 'Typed client second account', plan: 'starter' } }));
   check(succeeded('POST /admin/accounts/{id}/numbers/{number_id}/move', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/move', { ...oneNumber, body: { account_id: second.id } })).account_id === second.id, 'the number is moved');
   const gone = await operatorClient.GET('/admin/accounts/{id}/numbers/{number_id}', oneNumber);

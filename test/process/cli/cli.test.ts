@@ -444,6 +444,7 @@ for (const dialect of dialects) {
           'holder_user_id',
           'id',
           'phone',
+          'proxy',
           'reject_calls',
           'show_online',
           'status',

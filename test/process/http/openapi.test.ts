@@ -267,6 +267,8 @@ for (const dialect of dialects) {
             'get /admin/accounts/{id}/numbers/{number_id}',
             'patch /admin/accounts/{id}/numbers/{number_id}',
             'post /admin/accounts/{id}/numbers/{number_id}/move',
+            'post /admin/accounts/{id}/numbers/{number_id}/proxy',
+            'delete /admin/accounts/{id}/numbers/{number_id}/proxy',
             'delete /admin/accounts/{id}/numbers/{number_id}',
             'get /admin/accounts/{id}/api_keys',
             'post /admin/accounts/{id}/api_keys',
