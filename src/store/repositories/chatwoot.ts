@@ -161,24 +161,26 @@ export async function pendingDeliveriesBefore(
   limit: number,
   now: number,
 ): Promise<WaitingChatwootDelivery[]> {
-  return db
-    .selectFrom('webhook_deliveries')
-    .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-    .select(['webhook_deliveries.id', 'webhook_events.payload'])
-    .where('webhook_deliveries.webhook_id', '=', webhookId)
-    .where('webhook_deliveries.state', '=', 'pending')
-    // One another worker holds is that worker's to post: replaying it too could post it twice.
-    .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', now)]))
-    .where((eb) =>
-      eb.or([
-        eb('webhook_deliveries.created_at', '<', before.createdAt),
-        eb.and([eb('webhook_deliveries.created_at', '=', before.createdAt), eb('webhook_deliveries.id', '<', before.id)]),
-      ]),
-    )
-    .orderBy('webhook_deliveries.created_at')
-    .orderBy('webhook_deliveries.id')
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom('webhook_deliveries')
+      .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+      .select(['webhook_deliveries.id', 'webhook_events.payload'])
+      .where('webhook_deliveries.webhook_id', '=', webhookId)
+      .where('webhook_deliveries.state', '=', 'pending')
+      // One another worker holds is that worker's to post: replaying it too could post it twice.
+      .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', now)]))
+      .where((eb) =>
+        eb.or([
+          eb('webhook_deliveries.created_at', '<', before.createdAt),
+          eb.and([eb('webhook_deliveries.created_at', '=', before.createdAt), eb('webhook_deliveries.id', '<', before.id)]),
+        ]),
+      )
+      .orderBy('webhook_deliveries.created_at')
+      .orderBy('webhook_deliveries.id')
+      .limit(limit)
+      .execute()
+  );
 }
 
 /** Makes pending deliveries nobody holds due now: their events are in Chatwoot already, and their next attempt only says so. */
