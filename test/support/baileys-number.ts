@@ -23,6 +23,22 @@ export interface LinkedBaileysNumber {
   close(): Promise<void>;
 }
 
+/**
+ * Stores creds for a Baileys number as a scan would have left them, and starts its session as
+ * at boot: the session connects with them (to the tests' fake socket, or through a proxy).
+ */
+export async function resumeAsLinked(test: TestGateway, number: WhatsAppNumber): Promise<void> {
+  const auth = await createDatabaseAuthState(
+    test.gateway.store,
+    new SecretBox(test.gateway.config.secretKey!),
+    test.gateway.keeper.leaseOf(number.id)!,
+    test.gateway.logger,
+  );
+  auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
+  await auth.saveCreds();
+  await test.gateway.supervisor.resume(number);
+}
+
 export async function startLinkedBaileysNumber(
   dialect: Dialect,
   env: Record<string, string> = {},
@@ -33,15 +49,7 @@ export async function startLinkedBaileysNumber(
   const accountId = (await test.gateway.accounts.createAccount({ name: 'Real numbers', plan: 'enterprise' })).id;
   const apiKey = (await test.gateway.apiKeys.createKey({ accountId })).plaintext;
   const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
-  const auth = await createDatabaseAuthState(
-    test.gateway.store,
-    new SecretBox(test.gateway.config.secretKey!),
-    test.gateway.keeper.leaseOf(number.id)!,
-    test.gateway.logger,
-  );
-  auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
-  await auth.saveCreds();
-  await test.gateway.supervisor.resume(number);
+  await resumeAsLinked(test, number);
   const socket = whatsapp.latest;
   socket.openAs(number.phone.slice(1));
   for (let tries = 0; tries < 300 && (await test.gateway.numbers.findNumber(operatorScope(), number.id)).status !== 'connected'; tries++)

@@ -4,12 +4,11 @@ import { operatorScope } from '../../../src/domain/tenant-scope.ts';
  * and the engine are real; only WhatsApp's servers are fake sockets (fake-whatsapp.ts).
  */
 import assert from 'node:assert/strict';
+import { resumeAsLinked } from '../../support/baileys-number.ts';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import { createDatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
-import { SecretBox } from '../../../src/secrets/secret-box.ts';
 import { findMessageById } from '../../../src/store/repositories/messages.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 import { RecordingSocketFactory, type FakeSocket } from '../../support/fake-whatsapp.ts';
@@ -51,15 +50,7 @@ for (const dialect of dialects) {
         phone: uniquePhone(),
         engine: 'baileys',
       });
-      const auth = await createDatabaseAuthState(
-        test.gateway.store,
-        new SecretBox(test.gateway.config.secretKey!),
-        test.gateway.keeper.leaseOf(number.id)!,
-        test.gateway.logger,
-      );
-      auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
-      await auth.saveCreds();
-      await test.gateway.supervisor.resume(number);
+      await resumeAsLinked(test, number);
       // This number's own socket: a session of the file's other numbers may reconnect meanwhile.
       const own = whatsapp.options.flatMap((options, index) =>
         options.auth.creds.me?.id.startsWith(`${number.phone.slice(1)}:`) ? [whatsapp.sockets[index]!] : [],

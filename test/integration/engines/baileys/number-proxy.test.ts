@@ -5,6 +5,7 @@
  * WhatsApp's; a dead or refusing proxy ends as a failed session with a reason, not a loop.
  */
 import assert from 'node:assert/strict';
+import { resumeAsLinked } from '../../../support/baileys-number.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -17,10 +18,8 @@ import { newWhatsAppNumber, type WhatsAppNumber } from '../../../../src/domain/m
 import type { E164 } from '../../../../src/domain/phone.ts';
 import { parseProxyUrl } from '../../../../src/domain/proxy-url.ts';
 import { operatorScope } from '../../../../src/domain/tenant-scope.ts';
-import { createDatabaseAuthState } from '../../../../src/engines/baileys/auth-state-store.ts';
 import { BaileysSession } from '../../../../src/engines/baileys/baileys-session.ts';
 import { createBaileysSocket } from '../../../../src/engines/baileys/session-socket.ts';
-import { SecretBox } from '../../../../src/secrets/secret-box.ts';
 import { dialects } from '../../../support/databases.ts';
 import { MemoryAuthState, RecordingEvents, RecordingSocketFactory, recordingLogger } from '../../../support/fake-whatsapp.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../../support/gateway.ts';
@@ -175,15 +174,7 @@ for (const dialect of dialects) {
     async function numberBehind(proxyUrl: string): Promise<WhatsAppNumber> {
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
       await test.gateway.numbers.setProxy(operatorScope(), number.id, proxyUrl);
-      const auth = await createDatabaseAuthState(
-        test.gateway.store,
-        new SecretBox(test.gateway.config.secretKey!),
-        test.gateway.keeper.leaseOf(number.id)!,
-        test.gateway.logger,
-      );
-      auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
-      await auth.saveCreds();
-      await test.gateway.supervisor.resume(number);
+      await resumeAsLinked(test, number);
       return number;
     }
 
