@@ -82,7 +82,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     ...messaging,
     ...cluster,
     dispatch,
-    numberControl: new DispatchedNumberControl(dispatch),
+    numberControl: new DispatchedNumberControl(dispatch, storage.store.db),
     system: new SystemStatusService(storage.store, config, startedAt),
     scheduler,
     clusterKey: keys.clusterKey,

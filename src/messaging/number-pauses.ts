@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
+import { recordAudit } from '../audit/audit-trail.ts';
+import type { AuditAction, AuditActor, AuditDetails } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import type { SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { NumberPause, PauseReason, ResumeReason, SendHold } from '../domain/number-pauses.ts';
 import { numberPausedPayload, numberResumedPayload } from '../domain/webhooks.ts';
 import type { NumberRestrictedEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine-events.ts';
-import type { Store } from '../store/database.ts';
+import type { Executor, Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { deletePause, findPause, findPauses, savePause } from '../store/repositories/number-pauses.ts';
@@ -81,16 +83,16 @@ export class NumberPauses implements SendHold {
     await this.quietlyUnder(event.lease, () => this.resumeUnder(held.number, 'relinked', event.lease));
   }
 
-  /** Pauses the number by hand, until someone resumes it; on its owner. */
-  async pause(number: WhatsAppNumber, detail: string | null): Promise<NumberPause> {
+  /** Pauses the number by hand, until someone resumes it; on its owner. `actor` is named by its audit row. */
+  async pause(number: WhatsAppNumber, detail: string | null, actor: AuditActor): Promise<NumberPause> {
     const pause: NumberPause = { reason: 'manual', detail, since: new Date(), until: null };
-    await this.asOwner(number, (lease) => this.pauseUnder(number, pause, lease));
+    await this.asOwner(number, (lease) => this.pauseUnder(number, pause, lease, actor));
     return this.held.get(number.id)?.pause ?? pause;
   }
 
   /** Ends the number's pause, whatever its cause; a number that is not paused is left as it is. On its owner. */
-  async resume(number: WhatsAppNumber): Promise<void> {
-    await this.asOwner(number, (lease) => this.resumeUnder(number, 'manual', lease));
+  async resume(number: WhatsAppNumber, actor: AuditActor): Promise<void> {
+    await this.asOwner(number, (lease) => this.resumeUnder(number, 'manual', lease, actor));
   }
 
   /**
@@ -116,12 +118,14 @@ export class NumberPauses implements SendHold {
     for (const numberId of [...this.held.keys()]) this.forget(numberId);
   }
 
-  private async pauseUnder(number: Held['number'], pause: NumberPause, lease: SessionLease): Promise<void> {
+  /** `actor` is the person behind a pause by hand, whose audit row commits with it; WhatsApp's pauses have none. */
+  private async pauseUnder(number: Held['number'], pause: NumberPause, lease: SessionLease, actor?: AuditActor): Promise<void> {
     const current = this.held.get(number.id)?.pause;
     if (current !== undefined && !replaces(pause, current)) return;
     const queued = await this.deps.committer.run(async (trx) => {
       await assertLeaseHeld(trx, this.deps.store.dialect, lease);
       await savePause(trx, number.id, pause);
+      if (actor !== undefined) await auditNumber(trx, actor, 'number.paused', number, { detail: pause.detail });
       return enqueueEvent(trx, this.deps.notifier, number.accountId, numberPausedPayload(number.phone, pause), pause.since);
     });
     this.deps.notifier.deliveriesQueued(queued);
@@ -129,12 +133,15 @@ export class NumberPauses implements SendHold {
     this.deps.logger.warn({ phone: number.phone, reason: pause.reason, until: pause.until, detail: pause.detail }, 'paused a number');
   }
 
-  private async resumeUnder(number: Held['number'], reason: ResumeReason, lease: SessionLease): Promise<void> {
+  private async resumeUnder(number: Held['number'], reason: ResumeReason, lease: SessionLease, actor?: AuditActor): Promise<void> {
     const at = new Date();
     const queued = await this.deps.committer.run(async (trx) => {
       await assertLeaseHeld(trx, this.deps.store.dialect, lease);
       // Only the resume that removes the row tells anyone: two at once (a lift time and a click) make one event.
-      if (!(await deletePause(trx, number.id))) return NOTHING_QUEUED;
+      const resumed = await deletePause(trx, number.id);
+      // A person's resume is recorded even when there was no pause to end: they acted, and the row says it changed nothing.
+      if (actor !== undefined) await auditNumber(trx, actor, 'number.resumed', number, { was_paused: resumed });
+      if (!resumed) return NOTHING_QUEUED;
       return enqueueEvent(trx, this.deps.notifier, number.accountId, numberResumedPayload(number.phone, reason, at), at);
     });
     this.deps.notifier.deliveriesQueued(queued);
@@ -229,4 +236,13 @@ function replaces(next: NumberPause, current: NumberPause): boolean {
   if (next.until === null) return true;
   if (next.until.getTime() !== current.until.getTime()) return next.until.getTime() > current.until.getTime();
   return next.reason !== current.reason;
+}
+
+/** A number's audit row, in the transaction of its change. */
+function auditNumber(trx: Executor, actor: AuditActor, action: AuditAction, number: Held['number'], details: AuditDetails) {
+  return recordAudit(trx, actor, action, {
+    accountId: number.accountId,
+    targetId: number.id,
+    details: { phone: number.phone, ...details },
+  });
 }

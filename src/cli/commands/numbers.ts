@@ -43,7 +43,7 @@ export function registerNumberCommands(program: Command): void {
     .action(async (phoneOrId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
-        await gateway.numberControl.restart(operator, found);
+        await gateway.numberControl.restart({ scope: operator, actor: CLI_ACTOR }, found);
         output.print({ id: found.id, phone: found.phone, restarted: true }, `Restarted the session of ${found.phone}.`);
       });
     });
@@ -57,7 +57,9 @@ export function registerNumberCommands(program: Command): void {
     .action(async (phoneOrId: string, options: { reason?: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
-        await onItsOwner(gateway, found.id, () => gateway.numberControl.pause(operator, found, options.reason?.trim() || null));
+        await onItsOwner(gateway, found.id, () =>
+          gateway.numberControl.pause({ scope: operator, actor: CLI_ACTOR }, found, options.reason?.trim() || null),
+        );
         output.print(
           { id: found.id, phone: found.phone, paused: true },
           `Paused ${found.phone}; resume it with wagw number resume ${found.phone}.`,
@@ -71,7 +73,7 @@ export function registerNumberCommands(program: Command): void {
     .action(async (phoneOrId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
-        await onItsOwner(gateway, found.id, () => gateway.numberControl.resume(operator, found));
+        await onItsOwner(gateway, found.id, () => gateway.numberControl.resume({ scope: operator, actor: CLI_ACTOR }, found));
         output.print({ id: found.id, phone: found.phone, paused: false }, `${found.phone} sends again.`);
       });
     });

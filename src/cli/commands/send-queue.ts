@@ -17,7 +17,7 @@ export function registerSendQueueCommands(number: Command): void {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
         if (options.clear === true) {
           // The command settles every cancellation itself rather than leave them to a server's runner.
-          const { cancelled } = await gateway.sendQueues.clear(found);
+          const { cancelled } = await gateway.sendQueues.clear(found, CLI_ACTOR);
           await gateway.sendQueues.finishClearing(found);
           output.print({ number_id: found.id, cancelled }, `Cancelled ${cancelled} waiting message(s) of ${found.phone}.`);
           return;

@@ -31,7 +31,7 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Services): 
   // The number's owner ends the pause (forwarded there when it runs on another node).
   app.post<{ Params: { id: string } }>('/numbers/:id/resume', { preHandler: requireManager }, async (request, reply) => {
     const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
-    await gateway.numberControl.resume(accountOf(request).scope, number);
+    await gateway.numberControl.resume({ scope: accountOf(request).scope, actor: userActor(request) }, number);
     return redirectWithNotice(reply, '/numbers', 'number_resumed');
   });
 
@@ -51,7 +51,7 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Services): 
   // Clearing cancels on the number's owner (forwarded there when it runs on another node).
   app.post<{ Params: { id: string } }>('/numbers/:id/clear_queue', { preHandler: requireManager }, async (request, reply) => {
     const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
-    await gateway.numberControl.clearQueue(accountOf(request).scope, number);
+    await gateway.numberControl.clearQueue({ scope: accountOf(request).scope, actor: userActor(request) }, number);
     return redirectWithNotice(reply, '/numbers', 'queue_cleared');
   });
 

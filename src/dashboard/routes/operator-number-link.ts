@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { AppError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import { operatorScopeOf } from '../context.ts';
+import { operatorScopeOf, userActor } from '../context.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
@@ -21,6 +21,11 @@ const LINK_METHODS: readonly LinkMethod[] = ['qr', 'pairing_code'];
  * Linking a real number from its console page: start (QR or pairing code), the state the page
  * polls, the QR as an SVG image, cancel, and restarting a session that gave up.
  */
+/** The signed-in operator, acting in the console. */
+function operatorCallerOf(request: FastifyRequest) {
+  return { scope: operatorScopeOf(request), actor: userActor(request) };
+}
+
 export function registerLinkRoutes(app: FastifyInstance, gateway: Services, renderNumber: RenderNumber): void {
   const numberPage = (number: { id: string }) => `/operator/numbers/${encodeURIComponent(number.id)}`;
 
@@ -29,7 +34,7 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Services, rend
     const method = formText(request.body, 'method') as LinkMethod;
     const result = await attempt(async () => {
       if (!LINK_METHODS.includes(method)) throw new AppError('invalid_argument', 'Choose to link with a QR code or with a pairing code.');
-      return gateway.numberControl.start(operatorScopeOf(request), number, method);
+      return gateway.numberControl.start(operatorCallerOf(request), number, method);
     });
     if (!result.ok) return renderNumber(request, reply, result.error);
     return redirectWithNotice(reply, `${numberPage(number)}#link-panel`, 'link_started');
@@ -37,13 +42,13 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Services, rend
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link/cancel', async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    await gateway.numberControl.cancel(operatorScopeOf(request), number);
+    await gateway.numberControl.cancel(operatorCallerOf(request), number);
     return redirectWithNotice(reply, numberPage(number), 'link_cancelled');
   });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/restart', async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    const result = await attempt(() => gateway.numberControl.restart(operatorScopeOf(request), number));
+    const result = await attempt(() => gateway.numberControl.restart(operatorCallerOf(request), number));
     if (!result.ok) return renderNumber(request, reply, result.error);
     return redirectWithNotice(reply, numberPage(number), 'session_restarted');
   });

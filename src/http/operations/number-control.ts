@@ -1,5 +1,6 @@
 import { AppError, type ErrorCode, type ErrorMeta } from '../../domain/errors.ts';
-import { SYSTEM_ACTOR } from '../../domain/audit.ts';
+import { type AuditAction, type AuditDetails, SYSTEM_ACTOR } from '../../domain/audit.ts';
+import { recordAudit } from '../../audit/audit-trail.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { type TenantScope, withinAccount } from '../../domain/tenant-scope.ts';
 import type { LinkAttempt, LinkMethod } from '../../messaging/number-linking.ts';
@@ -8,7 +9,8 @@ import type { OwnerDispatch } from './owner-dispatch.ts';
 import { pauseNumber } from './pause-number.ts';
 import { resumeNumber } from './resume-number.ts';
 import { clearNumberQueue } from './number-queue.ts';
-import type { NumberControl } from '../../ports/number-control.ts';
+import type { ControlCaller, NumberControl } from '../../ports/number-control.ts';
+import type { Executor } from '../../store/database.ts';
 import type { OperationServices } from './services.ts';
 
 // A number's control (link, restart, log out, pause, resume, clear its queue) from the console,
@@ -68,61 +70,75 @@ export const numberControlOperations: readonly DispatchedOperation[] = [startLin
  * OwnerDispatch.run with the request its caller would make in the number's account.
  */
 export class DispatchedNumberControl implements NumberControl {
-  constructor(private readonly dispatch: Pick<OwnerDispatch, 'run'>) {}
+  /**
+   * `auditDb` takes the rows of linking, cancelling, restarting and logging out, written here once
+   * the owner has done them (their change is a session's, with no transaction to join). Pause,
+   * resume and the clear write theirs on the owner, in the transaction of their change, naming the
+   * actor the dispatch hands over (NumberPauses, SendQueueService).
+   */
+  constructor(
+    private readonly dispatch: Pick<OwnerDispatch, 'run'>,
+    private readonly auditDb: Executor,
+  ) {}
 
-  async start(scope: TenantScope, number: WhatsAppNumber, method: LinkMethod, rehearsal = false): Promise<LinkAttempt> {
-    return reviveAttempt((await this.run(startLink, scope, number, { method, rehearsal })) as RawAttempt);
+  async start(caller: ControlCaller, number: WhatsAppNumber, method: LinkMethod, rehearsal = false): Promise<LinkAttempt> {
+    const attempt = reviveAttempt((await this.run(startLink, caller, number, { method, rehearsal })) as RawAttempt);
+    await this.audit(caller, 'number.link_started', number, { method });
+    return attempt;
   }
 
   async current(scope: TenantScope, number: WhatsAppNumber): Promise<LinkAttempt | undefined> {
-    const { attempt } = (await this.run(linkState, scope, number)) as { attempt: RawAttempt | null };
+    const { attempt } = (await this.run(linkState, { scope, actor: SYSTEM_ACTOR }, number)) as { attempt: RawAttempt | null };
     return attempt === null ? undefined : reviveAttempt(attempt);
   }
 
-  async cancel(scope: TenantScope, number: WhatsAppNumber): Promise<void> {
-    await this.run(cancelLink, scope, number);
+  async cancel(caller: ControlCaller, number: WhatsAppNumber): Promise<void> {
+    await this.run(cancelLink, caller, number);
+    await this.audit(caller, 'number.link_cancelled', number);
   }
 
-  async restart(scope: TenantScope, number: WhatsAppNumber): Promise<void> {
-    await this.run(restart, scope, number);
+  async restart(caller: ControlCaller, number: WhatsAppNumber): Promise<void> {
+    await this.run(restart, caller, number);
+    await this.audit(caller, 'number.restarted', number);
   }
 
   async reconnect(scope: TenantScope, number: WhatsAppNumber): Promise<boolean> {
-    return ((await this.run(reconnect, scope, number)) as { reconnected: boolean }).reconnected;
+    // Follows a proxy change, whose own row (number.proxy_set or proxy_cleared) says what changed.
+    return ((await this.run(reconnect, { scope, actor: SYSTEM_ACTOR }, number)) as { reconnected: boolean }).reconnected;
   }
 
-  async logout(scope: TenantScope, number: WhatsAppNumber): Promise<void> {
-    await this.run(logout, scope, number);
+  async logout(caller: ControlCaller, number: WhatsAppNumber): Promise<void> {
+    await this.run(logout, caller, number);
+    await this.audit(caller, 'number.logged_out', number);
   }
 
-  async pause(scope: TenantScope, number: WhatsAppNumber, detail: string | null): Promise<void> {
-    await this.run(pauseNumber, scope, number, detail === null ? {} : { reason: detail });
+  async pause(caller: ControlCaller, number: WhatsAppNumber, detail: string | null): Promise<void> {
+    await this.run(pauseNumber, caller, number, detail === null ? {} : { reason: detail });
   }
 
-  async resume(scope: TenantScope, number: WhatsAppNumber): Promise<void> {
-    await this.run(resumeNumber, scope, number);
+  async resume(caller: ControlCaller, number: WhatsAppNumber): Promise<void> {
+    await this.run(resumeNumber, caller, number);
   }
 
-  async clearQueue(scope: TenantScope, number: WhatsAppNumber): Promise<{ cancelled: number; pending: number }> {
-    const { cancelled, pending } = (await this.run(clearNumberQueue, scope, number)) as { cancelled: number; pending: number };
+  async clearQueue(caller: ControlCaller, number: WhatsAppNumber): Promise<{ cancelled: number; pending: number }> {
+    const { cancelled, pending } = (await this.run(clearNumberQueue, caller, number)) as { cancelled: number; pending: number };
     return { cancelled, pending };
   }
 
   /**
    * Runs the operation on the number's owner, in the number's account within the caller's scope
    * (an operator acts in any account; a user's scope is its own account, and another account's
-   * number is not found there). The audit rows of these actions are the caller's to write (the
-   * operator API, the console): the owner writes none, so the actor handed over is the gateway's.
+   * number is not found there), as the caller's actor.
    */
   private async run(
     operation: DispatchedOperation,
-    scope: TenantScope,
+    { scope, actor }: ControlCaller,
     number: WhatsAppNumber,
     body: object | null = null,
   ): Promise<unknown> {
     const answer = await this.dispatch.run(operation, {
       scope: scope.kind === 'operator' ? withinAccount(scope, number.accountId) : scope,
-      actor: SYSTEM_ACTOR,
+      actor,
       params: { id: number.id },
       query: {},
       body,
@@ -130,6 +146,14 @@ export class DispatchedNumberControl implements NumberControl {
     });
     if (answer.statusCode >= 400) throw refusal(answer);
     return answer.body;
+  }
+
+  private async audit(caller: ControlCaller, action: AuditAction, number: WhatsAppNumber, details?: AuditDetails): Promise<void> {
+    await recordAudit(this.auditDb, caller.actor, action, {
+      accountId: number.accountId,
+      targetId: number.id,
+      details: { phone: number.phone, ...details },
+    });
   }
 }
 

@@ -70,8 +70,8 @@ export const clearNumberQueue = defineSessionOperation({ params: numberParams },
   },
   errors: [...KEYED_ERRORS, 'number_not_found', 'number_not_connected'],
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ number }, { sendQueues }) => {
-    const { cancelled, pending } = await sendQueues.clear(number);
+  handle: async ({ number, actor }, { sendQueues }) => {
+    const { cancelled, pending } = await sendQueues.clear(number, actor);
     return { statusCode: pending === 0 ? 200 : 202, body: { number_id: number.id, cancelled, pending } };
   },
 });

@@ -36,8 +36,8 @@ export const pauseNumber = defineSessionOperation(
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found', 'number_not_connected'],
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ body, number }, { pauses }) => {
-    const pause = await pauses.pause(number, body?.reason?.trim() || null);
+  handle: async ({ body, number, actor }, { pauses }) => {
+    const pause = await pauses.pause(number, body?.reason?.trim() || null, actor);
     return ok(presentNumber(number, pause));
   },
 });

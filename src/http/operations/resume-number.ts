@@ -21,8 +21,8 @@ export const resumeNumber = defineSessionOperation({ params: numberIdParams }, [
   // The dashboard's numbers page has its own Resume form at the same path.
   unprefixedRouteOptions: FOR_API_CLIENTS,
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
-  handle: async ({ number }, { pauses }) => {
-    await pauses.resume(number);
+  handle: async ({ number, actor }, { pauses }) => {
+    await pauses.resume(number, actor);
     return ok(presentNumber(number, undefined));
   },
 });

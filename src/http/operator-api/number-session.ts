@@ -1,7 +1,6 @@
 import QRCode from 'qrcode';
 import { AppError } from '../../domain/errors.ts';
-import { recordAudit } from '../../audit/audit-trail.ts';
-import type { AuditAction, AuditActor, AuditDetails } from '../../domain/audit.ts';
+import type { AuditActor } from '../../domain/audit.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import type { OperatorScope } from '../../domain/tenant-scope.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
@@ -102,14 +101,6 @@ function refusedBySession(error: unknown): never {
   throw error;
 }
 
-function audit(gateway: Services, actor: AuditActor, action: AuditAction, number: WhatsAppNumber, details?: AuditDetails) {
-  return recordAudit(gateway.store.db, actor, action, {
-    accountId: number.accountId,
-    targetId: number.id,
-    details: { phone: number.phone, ...details },
-  });
-}
-
 const getSession = defineOperatorOperation({
   params: numberParams,
   query: {
@@ -184,8 +175,7 @@ const startLink = defineOperatorOperation({
   handle: async ({ scope, params, body, actor }, gateway) => {
     const number = await gateway.numbers.findNumber(scope, params.id);
     // A sandbox number links too, as a rehearsal (ADR 0064); the console and the CLI refuse it.
-    const attempt = await gateway.numberControl.start(scope, number, body.method, true).catch(refusedBySession);
-    await audit(gateway, actor, 'number.link_started', number, { method: body.method });
+    const attempt = await gateway.numberControl.start({ scope, actor }, number, body.method, true).catch(refusedBySession);
     return ok(await presentSession(gateway, scope, number, attempt));
   },
 });
@@ -196,8 +186,7 @@ function sessionAction(options: {
   operationId: string;
   summary: string;
   description: string;
-  action: AuditAction;
-  run(gateway: Services, scope: OperatorScope, number: WhatsAppNumber): Promise<void>;
+  run(gateway: Services, caller: { scope: OperatorScope; actor: AuditActor }, number: WhatsAppNumber): Promise<void>;
 }) {
   return defineOperatorOperation({
     params: numberParams,
@@ -212,8 +201,7 @@ function sessionAction(options: {
     errors: [...SESSION_ERRORS, 'session_action_refused'],
     handle: async ({ scope, params, actor }, gateway) => {
       const number = await gateway.numbers.findNumber(scope, params.id);
-      await options.run(gateway, scope, number).catch(refusedBySession);
-      await audit(gateway, actor, options.action, number);
+      await options.run(gateway, { scope, actor }, number).catch(refusedBySession);
       return ok(await presentSession(gateway, scope, number));
     },
   });
@@ -224,8 +212,7 @@ const cancelLink = sessionAction({
   operationId: 'cancelNumberLink',
   summary: 'Cancel linking',
   description: 'Ends the attempt under way, if any; the session stays off WhatsApp until it is linked or restarted.',
-  action: 'number.link_cancelled',
-  run: (gateway, scope, number) => gateway.numberControl.cancel(scope, number),
+  run: (gateway, caller, number) => gateway.numberControl.cancel(caller, number),
 });
 
 const restartSession = sessionAction({
@@ -235,8 +222,7 @@ const restartSession = sessionAction({
   description:
     'Ends the session and starts it again, as `wagw number restart` does: for a session that failed, is in conflict with another ' +
     'device, or waits out a backoff. Any other status is refused (409 session_action_refused): a logged-out number is linked instead.',
-  action: 'number.restarted',
-  run: (gateway, scope, number) => gateway.numberControl.restart(scope, number),
+  run: (gateway, caller, number) => gateway.numberControl.restart(caller, number),
 });
 
 const logoutSession = sessionAction({
@@ -246,8 +232,7 @@ const logoutSession = sessionAction({
   description:
     'Unlinks the phone, as "Log out" on it does: the session ends as logged_out (a session.status event says so), its keys are ' +
     'forgotten, and sends are refused until it is linked again.',
-  action: 'number.logged_out',
-  run: (gateway, scope, number) => gateway.numberControl.logout(scope, number),
+  run: (gateway, caller, number) => gateway.numberControl.logout(caller, number),
 });
 
 export const numberSessionOperations = [getSession, startLink, cancelLink, restartSession, logoutSession];

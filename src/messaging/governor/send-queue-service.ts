@@ -186,12 +186,18 @@ export class SendQueueService {
    * under the reason `cancelling`. Returns how many were cancelled, and how many of them are
    * still to be settled.
    */
-  async clear(number: WhatsAppNumber): Promise<{ cancelled: number; pending: number }> {
+  async clear(number: WhatsAppNumber, actor: AuditActor): Promise<{ cancelled: number; pending: number }> {
     const lease = this.leases.leaseOf(number.id);
     const cancelled = await this.governor.withNumberLock(number.id, async () => {
       const taken = await this.committer.run(async (trx) => {
         if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
-        return recordQueueClear(trx, number.id, new Date());
+        const count = await recordQueueClear(trx, number.id, new Date());
+        await recordAudit(trx, actor, 'number.queue_cleared', {
+          accountId: number.accountId,
+          targetId: number.id,
+          details: { phone: number.phone, cancelled: count },
+        });
+        return count;
       });
       this.governor.queueCleared(number.id);
       return taken;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { SYSTEM_ACTOR } from '../../../src/domain/audit.ts';
+import { type AuditActor, SYSTEM_ACTOR } from '../../../src/domain/audit.ts';
 import { after, before, describe, it } from 'node:test';
 import net from 'node:net';
 import { parseSettingInput } from '../../../src/domain/send-policy.ts';
@@ -211,6 +211,16 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     assert.equal(status, 401, 'the other node refuses the key it had cached');
   });
 
+  // The person behind the console's and the CLI's number actions: each row names them, whichever node wrote it.
+  const consoleUser: AuditActor = { kind: 'user', id: 'usr_console', label: 'ops@example.test', address: '203.0.113.9' };
+  const asConsoleUser = { scope: operatorScope(), actor: consoleUser };
+
+  /** The number's audit rows, oldest first, as any node reads them (one database). */
+  async function numberAudit(node: ClusterNode, numberId: string) {
+    const rows = await node.gateway.audit.list(operatorScope(), { accountId: seeded.accountId, limit: 500 });
+    return rows.filter((row) => row.targetId === numberId).reverse();
+  }
+
   it('links a real number on the node that owns it, whichever node the console asks', async () => {
     const number = await first.gateway.numbers.addNumber(operatorScope(), {
       accountId: seeded.accountId,
@@ -218,14 +228,23 @@ describe('a request for a number served by another node (postgres)', { skip: !di
       engine: 'baileys',
     });
     const { holder, asker } = await holderOf([first, second], number.id);
-    const started = await asker.gateway.numberControl.start(operatorScope(), number, 'qr');
+    const started = await asker.gateway.numberControl.start(asConsoleUser, number, 'qr');
     assert.equal(started.numberId, number.id);
     assert.ok(holder.gateway.linking.current(number.id) !== undefined, 'the attempt lives on the owner');
     assert.equal(asker.gateway.linking.current(number.id), undefined, 'not on the node that was asked');
     const seen = await asker.gateway.numberControl.current(operatorScope(), number);
     assert.equal(seen?.numberId, number.id, 'and the asking node reads it from the owner');
-    await asker.gateway.numberControl.cancel(operatorScope(), number);
+    await asker.gateway.numberControl.cancel(asConsoleUser, number);
     assert.equal(holder.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
+    const rows = await numberAudit(holder, number.id);
+    assert.deepEqual(
+      rows.filter((row) => row.action.startsWith('number.link')).map((row) => [row.action, row.actor.label, row.details?.method ?? null]),
+      [
+        ['number.link_started', 'ops@example.test', 'qr'],
+        ['number.link_cancelled', 'ops@example.test', null],
+      ],
+      'each action is one row naming the person, written once',
+    );
   });
 
   it("clears a number's queue on the node that owns it, whichever node the dashboard asks", async () => {
@@ -243,22 +262,39 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     const { message_id: queuedId } = (await queued.json()) as { message_id: string };
     // A client waiting on the owner for its message hears of the cancellation only if the owner made it.
     const heardOnOwner = holder.gateway.governor.waitForLeave(queuedId, 5_000);
-    assert.deepEqual(await asker.gateway.numberControl.clearQueue(operatorScope(), number), { cancelled: 1, pending: 0 });
+    assert.deepEqual(await asker.gateway.numberControl.clearQueue(asConsoleUser, number), { cancelled: 1, pending: 0 });
     assert.equal(await heardOnOwner, 'cancelled');
+    const cleared = (await numberAudit(asker, number.id)).filter((row) => row.action === 'number.queue_cleared');
+    assert.deepEqual(
+      cleared.map((row) => [row.actor.label, row.actor.address, row.details?.cancelled]),
+      [['ops@example.test', '203.0.113.9', 1]],
+      "the owner's row names the person who asked on the other node",
+    );
   });
 
   it('pauses and resumes a number on the node that owns it, and relays its refusals, whichever node the console asks', async () => {
     const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone: uniquePhone() });
     const { holder, asker } = await holderOf([first, second], number.id);
-    await asker.gateway.numberControl.pause(operatorScope(), number, 'by hand elsewhere');
+    await asker.gateway.numberControl.pause(asConsoleUser, number, 'by hand elsewhere');
     assert.equal(holder.gateway.pauses.holdOf(number.id)?.reason, 'manual', 'the pause is held by the owner');
     assert.equal(asker.gateway.pauses.holdOf(number.id), null, 'not by the node that was asked');
-    await asker.gateway.numberControl.resume(operatorScope(), number);
+    await asker.gateway.numberControl.resume(asConsoleUser, number);
     assert.equal(holder.gateway.pauses.holdOf(number.id), null, 'resumed on the owner');
+    await asker.gateway.numberControl.resume(asConsoleUser, number);
     // The owner's refusal comes back as the error it was there: a connected session is not restarted.
     await assert.rejects(
-      asker.gateway.numberControl.restart(operatorScope(), number),
+      asker.gateway.numberControl.restart(asConsoleUser, number),
       (error: Error & { code?: string }) => error.code === 'invalid_argument' && /is connected/.test(error.message),
+    );
+    assert.deepEqual(
+      (await numberAudit(asker, number.id)).map((row) => [row.action, row.actor.label, row.details?.detail ?? row.details?.was_paused]),
+      [
+        ['number.added', null, undefined],
+        ['number.paused', 'ops@example.test', 'by hand elsewhere'],
+        ['number.resumed', 'ops@example.test', true],
+        ['number.resumed', 'ops@example.test', false],
+      ],
+      'a pause and each resume are rows (the second resume changed nothing, and says so); the refused restart is none',
     );
   });
 

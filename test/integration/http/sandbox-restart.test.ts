@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../../src/domain/audit.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
@@ -35,7 +36,7 @@ for (const dialect of dialects) {
       assert.equal((await send()).statusCode, 503);
       await intruder.close();
 
-      await test.gateway.numberControl.restart(operatorScope(), await stored());
+      await test.gateway.numberControl.restart({ scope: operatorScope(), actor: SYSTEM_ACTOR }, await stored());
       assert.equal((await stored()).status, 'connected');
       const again = await send();
       assert.equal(again.statusCode, 200, again.body);
@@ -45,7 +46,7 @@ for (const dialect of dialects) {
       const seeded = await seedAccount(test.gateway);
       const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
       await assert.rejects(
-        test.gateway.numberControl.restart(operatorScope(), number),
+        test.gateway.numberControl.restart({ scope: operatorScope(), actor: SYSTEM_ACTOR }, number),
         (error: Error & { code?: string }) => error.code === 'invalid_argument' && /is connected/.test(error.message),
       );
     });
