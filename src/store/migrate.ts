@@ -35,6 +35,7 @@ import * as newChatQuotas from './migrations/0038-new-chat-quotas.ts';
 import * as eventStreams from './migrations/0041-event-streams.ts';
 import * as chatwootInboxes from './migrations/0042-chatwoot-inboxes.ts';
 import * as numberProxies from './migrations/0043-number-proxies.ts';
+import * as chatwootCallbackTokens from './migrations/0048-chatwoot-callback-tokens.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -74,6 +75,7 @@ const migrations: Record<string, Migration> = {
   '0041-event-streams': eventStreams,
   '0042-chatwoot-inboxes': chatwootInboxes,
   '0043-number-proxies': numberProxies,
+  '0048-chatwoot-callback-tokens': chatwootCallbackTokens,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -271,6 +271,8 @@ export interface WebhooksTable {
   chatwoot_account_id: ColumnType<number | null, number | null | undefined, number | null>;
   chatwoot_inbox_id: ColumnType<number | null, number | null | undefined, number | null>;
   chatwoot_number: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A Chatwoot inbox's callback token, sealed (migration 0048); null for other webhooks and for an inbox made before it, whose token is derived from its secret. */
+  chatwoot_callback_token_ciphertext: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
 }

@@ -1,11 +1,11 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../domain/errors.ts';
 import { accountScope, type AccountScope } from '../domain/tenant-scope.ts';
 import type { Webhook } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
-import type { Store } from '../store/database.ts';
+import type { Executor, Store } from '../store/database.ts';
 import { findChatwootConversationById, findChatwootLinkByChatwootId, linkChatwootMessage } from '../store/repositories/chatwoot.ts';
-import { findWebhookForDelivery, findWebhookSecrets } from '../store/repositories/webhooks.ts';
+import { findChatwootCallbackToken, findWebhookForDelivery, findWebhookSecrets } from '../store/repositories/webhooks.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 
 /** An agent's reply to send, read from Chatwoot's `message_created` callback. */
@@ -31,19 +31,39 @@ interface MessageCreated {
   conversation?: { id?: unknown };
 }
 
-/** The path Chatwoot calls for an inbox: its webhook id and a token only its signing secret makes. */
-export function chatwootCallbackPath(webhookId: string, signingSecret: string): string {
-  return `/chatwoot/callbacks/${webhookId}/${callbackToken(webhookId, signingSecret)}`;
+const CALLBACK_TOKEN_BYTES = 32;
+
+/** The path Chatwoot calls for an inbox: its webhook id and the inbox's callback token. */
+export function chatwootCallbackPath(webhookId: string, token: string): string {
+  return `/chatwoot/callbacks/${webhookId}/${token}`;
 }
 
-function callbackToken(webhookId: string, signingSecret: string): string {
+/** A new inbox's callback token: random, stored sealed, and kept whatever happens to the signing secret. */
+export function newChatwootCallbackToken(): string {
+  return randomBytes(CALLBACK_TOKEN_BYTES).toString('base64url');
+}
+
+/**
+ * The token of an inbox made before tokens were stored (migration 0048): derived from its signing
+ * secret. Its first rotation stores the one in use, so the URL Chatwoot holds keeps working.
+ */
+export function derivedChatwootCallbackToken(webhookId: string, signingSecret: string): string {
   return createHmac('sha256', signingSecret).update(`chatwoot-callback:${webhookId}`).digest('base64url');
+}
+
+/** The callback tokens an inbox accepts now: its stored one, or while it has none, those of its secrets still signing. */
+export async function acceptedChatwootCallbackTokens(db: Executor, secretBox: SecretBox, webhookId: string): Promise<string[]> {
+  const stored = await findChatwootCallbackToken(db, webhookId);
+  if (stored !== null) return [secretBox.open(stored)];
+  const sealed = await findWebhookSecrets(db, webhookId);
+  if (sealed === undefined) return [];
+  const signing = [sealed.current, ...(sealed.previous !== null && (sealed.previousExpiresAt ?? 0) > Date.now() ? [sealed.previous] : [])];
+  return signing.map((secret) => derivedChatwootCallbackToken(webhookId, secretBox.open(secret)));
 }
 
 /**
  * Chatwoot's callbacks of an inbox (ADR 0067). A callback is authenticated by the token in its
- * path, derived from the inbox's signing secret (compared in constant time; rotating the secret
- * changes it, the previous one keeps working while it still signs), and only a callback naming
+ * path, the inbox's own (compared in constant time; rotating the signing secret leaves it alone), and only a callback naming
  * the inbox's own Chatwoot account and inbox is read. What Chatwoot sends for messages we posted
  * (incoming), private notes and other events is ignored, and so is a reply already sent: the
  * Chatwoot message id is mapped to ours both ways, so nothing is sent twice or echoed back.
@@ -61,15 +81,10 @@ export class ChatwootCallbacks {
    */
   async authenticate(webhookId: string, token: string): Promise<{ webhook: Webhook; scope: AccountScope }> {
     const webhook = await findWebhookForDelivery(this.store.db, webhookId);
-    const sealed = webhook?.chatwoot == null ? undefined : await findWebhookSecrets(this.store.db, webhookId);
-    const now = Date.now();
-    const secrets =
-      sealed === undefined
-        ? []
-        : [sealed.current, ...(sealed.previous !== null && (sealed.previousExpiresAt ?? 0) > now ? [sealed.previous] : [])];
+    const accepted = webhook?.chatwoot == null ? [] : await acceptedChatwootCallbackTokens(this.store.db, this.secretBox, webhookId);
     const given = Buffer.from(token);
-    const matches = secrets.some((secret) => {
-      const expected = Buffer.from(callbackToken(webhookId, this.secretBox.open(secret)));
+    const matches = accepted.some((candidate) => {
+      const expected = Buffer.from(candidate);
       return expected.length === given.length && timingSafeEqual(expected, given);
     });
     if (webhook === undefined || !matches || !webhook.enabled) {

@@ -28,6 +28,12 @@ import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
 import { SYSTEM_ACTOR, type AuditActor } from '../domain/audit.ts';
 import { recordAudit } from '../audit/audit-trail.ts';
 import { checkChatwootInbox, type ChatwootInboxInput } from './chatwoot-destination.ts';
+import {
+  acceptedChatwootCallbackTokens,
+  chatwootCallbackPath,
+  derivedChatwootCallbackToken,
+  newChatwootCallbackToken,
+} from './chatwoot-callbacks.ts';
 import { chatwootEventTypes, type ChatwootInbox } from '../domain/webhooks.ts';
 
 /** After a rotation, the old secret keeps signing alongside the new one for this long. */
@@ -118,7 +124,13 @@ export class WebhooksService {
       // two creations at the cap cannot both pass, and on SQLite the transaction's first
       // statement is a write, so it waits for the write lock instead of failing to upgrade a read.
       await lockAccount(trx, this.store.dialect, accountId);
-      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret), chatwoot?.sealedToken ?? destination.sealedTarget);
+      await webhooks.insertWebhook(
+        trx,
+        webhook,
+        this.secretBox.seal(secret),
+        chatwoot?.sealedToken ?? destination.sealedTarget,
+        chatwoot === undefined ? null : this.secretBox.seal(newChatwootCallbackToken()),
+      );
       if ((await webhooks.countWebhooks(trx, accountId)) > this.maxPerAccount) {
         throw new AppError(
           'webhook_limit_reached',
@@ -208,6 +220,20 @@ export class WebhooksService {
     return this.secretBox.open(sealed!.current);
   }
 
+  /**
+   * The callback path of each Chatwoot inbox among the webhooks, by webhook id, for its owner to
+   * paste into Chatwoot (the dashboard and the webhooks API show it with the inbox).
+   */
+  async chatwootCallbackPaths(shown: Webhook[]): Promise<Map<string, string>> {
+    const paths = new Map<string, string>();
+    for (const webhook of shown) {
+      if (webhook.chatwoot === null) continue;
+      const [token] = await acceptedChatwootCallbackTokens(this.store.db, this.secretBox, webhook.id);
+      if (token !== undefined) paths.set(webhook.id, chatwootCallbackPath(webhook.id, token));
+    }
+    return paths;
+  }
+
   /** A new secret; the old one keeps signing too for 24 hours, so receivers can switch over. */
   async rotateSecret(
     scope: TenantScope,
@@ -220,6 +246,11 @@ export class WebhooksService {
     const now = new Date();
     const previousValidUntil = new Date(now.getTime() + ROTATION_OVERLAP_MS);
     await this.store.db.transaction().execute(async (trx) => {
+      // An inbox whose callback token is still derived from the secret keeps the one in use.
+      if (webhook.chatwoot !== null) {
+        const inUse = derivedChatwootCallbackToken(id, this.secretBox.open(sealed!.current));
+        await webhooks.keepChatwootCallbackToken(trx, id, this.secretBox.seal(inUse));
+      }
       await webhooks.rotateWebhookSecret(trx, id, this.secretBox.seal(secret), sealed!.current, previousValidUntil, now);
       await recordAudit(trx, actor, 'webhook.secret_rotated', { accountId: webhook.accountId, targetId: id });
     });

@@ -4839,7 +4839,7 @@ export interface components {
                 inbox_id: number;
                 /** @description The one number it serves; null: all of the account’s. */
                 number: string | null;
-                /** @description Only in the answer that creates it: the path (under your gateway’s public URL) to set as the Chatwoot API inbox’s webhook URL; its token is made from the signing secret. */
+                /** @description The path (under your gateway’s public URL) to set as the Chatwoot API inbox’s webhook URL. Its token is the inbox’s own: rotating the signing secret leaves it as it is. */
                 callback_path?: string;
             };
             /** @description The events it receives. */

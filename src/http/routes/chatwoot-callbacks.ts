@@ -39,10 +39,10 @@ export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Se
           operationId,
           summary: "Chatwoot's callback for a Chatwoot inbox",
           description:
-            'Set as the API channel inbox’s webhook URL in Chatwoot (the path comes with the inbox’s creation). An agent’s new reply ' +
+            'Set as the API channel inbox’s webhook URL in Chatwoot (the path comes with the inbox, on GET /webhooks/{id}). An agent’s new reply ' +
             '(message_created, outgoing, not private) of a conversation the inbox started is sent to the person from the inbox’s ' +
-            'number through POST /send_message; everything else Chatwoot sends is ignored. The token is derived from the inbox’s ' +
-            'signing secret; a wrong one is 404. docs/integrations.md.',
+            'number through POST /send_message; everything else Chatwoot sends is ignored. The token is the inbox’s own, ' +
+            'kept when its signing secret is rotated; a wrong one is 404. docs/integrations.md.',
           tags: ['webhooks'],
           params: {
             type: 'object',

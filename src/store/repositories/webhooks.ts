@@ -11,8 +11,9 @@ import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
 import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
-// A stream's holder and count belong to its connection, not to what the webhook is.
-function toWebhook(row: Omit<WebhookRow, 'stream_holder' | 'stream_sent'>): Webhook {
+// A stream's holder and count belong to its connection, not to what the webhook is; a Chatwoot
+// inbox's callback token is read only where a callback is authenticated or its path shown.
+function toWebhook(row: Omit<WebhookRow, 'stream_holder' | 'stream_sent' | 'chatwoot_callback_token_ciphertext'>): Webhook {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -42,12 +43,16 @@ export interface WebhookSecrets {
   previousExpiresAt: number | null;
 }
 
-/** `sealedTarget` is a RabbitMQ sink's full URL or a Chatwoot inbox's API access token, sealed; null for an HTTP webhook. */
+/**
+ * `sealedTarget` is a RabbitMQ sink's full URL or a Chatwoot inbox's API access token, sealed; null for an HTTP webhook.
+ * `sealedCallbackToken` is a Chatwoot inbox's callback token, sealed.
+ */
 export async function insertWebhook(
   db: Executor,
   webhook: Webhook,
   sealedSecret: string,
   sealedTarget: string | null = null,
+  sealedCallbackToken: string | null = null,
 ): Promise<void> {
   await db
     .insertInto('webhooks')
@@ -62,6 +67,7 @@ export async function insertWebhook(
       amqp_exchange: webhook.rabbitmq?.exchange ?? null,
       amqp_routing_key: webhook.rabbitmq?.routingKey ?? null,
       ...chatwootColumns(webhook.chatwoot),
+      chatwoot_callback_token_ciphertext: sealedCallbackToken,
       enabled: webhook.enabled ? 1 : 0,
       secret_ciphertext: sealedSecret,
       previous_secret_ciphertext: null,
@@ -102,6 +108,22 @@ export async function findWebhookSecrets(db: Executor, id: string): Promise<Webh
       previousExpiresAt: row.previous_secret_expires_at,
     }
   );
+}
+
+/** A Chatwoot inbox's callback token, sealed; null when the inbox derives it from its signing secret (made before migration 0048). */
+export async function findChatwootCallbackToken(db: Executor, id: string): Promise<string | null> {
+  const row = await db.selectFrom('webhooks').select('chatwoot_callback_token_ciphertext').where('id', '=', id).executeTakeFirst();
+  return row?.chatwoot_callback_token_ciphertext ?? null;
+}
+
+/** Keeps the callback token in use, unless the inbox has one stored already: rotating a secret must not change it. */
+export async function keepChatwootCallbackToken(db: Executor, id: string, sealedCallbackToken: string): Promise<void> {
+  await db
+    .updateTable('webhooks')
+    .set({ chatwoot_callback_token_ciphertext: sealedCallbackToken })
+    .where('id', '=', id)
+    .where('chatwoot_callback_token_ciphertext', 'is', null)
+    .execute();
 }
 
 export async function countWebhooks(db: Executor, accountId: string): Promise<number> {

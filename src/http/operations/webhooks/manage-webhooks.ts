@@ -1,5 +1,4 @@
 import { FOR_API_CLIENTS } from '../../caller-constraint.ts';
-import { chatwootCallbackPath } from '../../../webhooks/chatwoot-callbacks.ts';
 import { ref } from '../../message-schemas.ts';
 import { KEYED_ERRORS } from '../error-responses.ts';
 import { defineOperation, ok } from '../operation.ts';
@@ -27,7 +26,11 @@ export const listWebhooks = defineOperation({}, ['webhooks'])({
   answers: { 200: { type: 'object', required: ['webhooks'], properties: { webhooks: { type: 'array', items: ref('Webhook') } } } },
   errors: KEYED_ERRORS,
   unprefixedRouteOptions: FOR_API_CLIENTS,
-  handle: async ({ scope }, { webhooks }) => ok({ webhooks: (await webhooks.listWebhooks(scope)).map(presentWebhook) }),
+  handle: async ({ scope }, { webhooks }) => {
+    const listed = await webhooks.listWebhooks(scope);
+    const callbackPaths = await webhooks.chatwootCallbackPaths(listed);
+    return ok({ webhooks: listed.map((webhook) => presentWebhook(webhook, callbackPaths)) });
+  },
 });
 
 export const getWebhook = defineOperation({ params: webhookParams }, ['webhooks'])({
@@ -41,7 +44,10 @@ export const getWebhook = defineOperation({ params: webhookParams }, ['webhooks'
   answers: { 200: ref('Webhook') },
   errors: [...KEYED_ERRORS, 'webhook_not_found'],
   unprefixedRouteOptions: FOR_API_CLIENTS,
-  handle: async ({ scope, params }, { webhooks }) => ok(presentWebhook(await webhooks.getWebhook(scope, params.id))),
+  handle: async ({ scope, params }, { webhooks }) => {
+    const webhook = await webhooks.getWebhook(scope, params.id);
+    return ok(presentWebhook(webhook, await webhooks.chatwootCallbackPaths([webhook])));
+  },
 });
 
 export const createWebhook = defineOperation({ body: createWebhookBody }, ['webhooks'])({
@@ -84,10 +90,7 @@ export const createWebhook = defineOperation({ body: createWebhookBody }, ['webh
       },
       actor,
     );
-    const shown = presentWebhook(webhook);
-    // A Chatwoot inbox's callback path holds a token made from the secret: shown with it, only now.
-    const chatwoot = shown.chatwoot && { ...shown.chatwoot, callback_path: chatwootCallbackPath(webhook.id, secret) };
-    return { statusCode: 201, body: { ...shown, ...(chatwoot !== undefined && { chatwoot }), secret } };
+    return { statusCode: 201, body: { ...presentWebhook(webhook, await webhooks.chatwootCallbackPaths([webhook])), secret } };
   },
 });
 
@@ -117,7 +120,7 @@ export const updateWebhook = defineOperation({ params: webhookParams, body: upda
       },
       actor,
     );
-    return ok(presentWebhook(webhook));
+    return ok(presentWebhook(webhook, await webhooks.chatwootCallbackPaths([webhook])));
   },
 });
 

@@ -88,8 +88,8 @@ const webhookComponent = {
         callback_path: {
           type: 'string',
           description:
-            'Only in the answer that creates it: the path (under your gateway’s public URL) to set as the Chatwoot API inbox’s ' +
-            'webhook URL; its token is made from the signing secret.',
+            'The path (under your gateway’s public URL) to set as the Chatwoot API inbox’s webhook URL. Its token is the ' +
+            'inbox’s own: rotating the signing secret leaves it as it is.',
         },
       },
     },
@@ -236,7 +236,9 @@ export const updateWebhookBody = {
   },
 } as const;
 
-export function presentWebhook(webhook: Webhook) {
+/** A webhook as the API shows it; a Chatwoot inbox's with its callback path (WebhooksService.chatwootCallbackPaths). */
+export function presentWebhook(webhook: Webhook, callbackPaths: ReadonlyMap<string, string> = new Map()) {
+  const callbackPath = callbackPaths.get(webhook.id);
   return {
     id: webhook.id,
     url: webhook.url,
@@ -245,7 +247,12 @@ export function presentWebhook(webhook: Webhook) {
     description: webhook.description,
     ...(webhook.rabbitmq !== null && { rabbitmq: { exchange: webhook.rabbitmq.exchange, routing_key: webhook.rabbitmq.routingKey } }),
     ...(webhook.chatwoot !== null && {
-      chatwoot: { account_id: webhook.chatwoot.accountId, inbox_id: webhook.chatwoot.inboxId, number: webhook.chatwoot.number },
+      chatwoot: {
+        account_id: webhook.chatwoot.accountId,
+        inbox_id: webhook.chatwoot.inboxId,
+        number: webhook.chatwoot.number,
+        ...(callbackPath !== undefined && { callback_path: callbackPath }),
+      },
     }),
     enabled: webhook.enabled,
     disabled_reason: webhook.disabledReason,
