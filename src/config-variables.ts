@@ -105,6 +105,12 @@ export const VARIABLES = {
     meaning:
       'how long a stop may take: the sessions stop and leases are released first, then in-flight requests get this less up to 2 s kept for the last flush, then their connections are closed',
   }),
+  WAGW_SHUTDOWN_UNUSED_CONNECTION_MS: integer({
+    default: 2_000,
+    min: 0,
+    meaning:
+      'during a stop, how long a connection that has sent no request yet is kept open for one: a client on a busy host may connect and write its request a moment later; one still silent after this is closed, so an abandoned connection does not hold the stop',
+  }),
   WAGW_TRUST_PROXY: custom(parseTrustProxy, {
     shown: '`false`',
     meaning:

@@ -106,6 +106,8 @@ export interface Config {
     /** How long a body sent without credentials (a sign-in form, an invite) may take to arrive. */
     unauthenticatedBodyTimeoutMs: number;
     shutdownGraceMs: number;
+    /** How long a stop keeps a connection that has sent nothing yet open for its first request. */
+    unusedConnectionGraceMs: number;
     /**
      * Which reverse proxies' X-Forwarded-For/-Proto to believe, for client addresses and HTTPS
      * detection: false (none), a number of hops, or a comma-separated list of addresses/CIDRs.
@@ -321,6 +323,7 @@ export function loadConfig(env: Environment = process.env): Config {
       headersTimeoutMs: v.WAGW_HEADERS_TIMEOUT_MS,
       unauthenticatedBodyTimeoutMs: v.WAGW_UNAUTHENTICATED_BODY_TIMEOUT_MS,
       shutdownGraceMs: v.WAGW_SHUTDOWN_GRACE_MS,
+      unusedConnectionGraceMs: v.WAGW_SHUTDOWN_UNUSED_CONNECTION_MS,
       trustProxy: v.WAGW_TRUST_PROXY,
     },
     dashboard: {

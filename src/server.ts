@@ -8,6 +8,7 @@ import { handledElsewhere } from './domain/promises.ts';
 
 /** How often shutdown closes connections that have gone idle since the last sweep. */
 const IDLE_SWEEP_MS = 100;
+
 /** The most of the grace period kept for the last flush and closing the database. */
 const FLUSH_RESERVE_MS = 2_000;
 
@@ -47,7 +48,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     if (stopRequested) void reply.header('Connection', 'close');
   });
 
-  const closeUnusedConnections = trackRequestsPerConnection(server);
+  const closeUnusedConnections = trackRequestsPerConnection(server, gateway.config.http.unusedConnectionGraceMs);
 
   warnAboutUnsafeSettings(gateway);
   // The node's background work (leases and sessions, deliveries, sweeps) is the runtime's; it
@@ -73,15 +74,22 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     stopping ??= (async () => {
       const drainDeadline = Date.now() + httpDrainMs(gateway.config.http.shutdownGraceMs);
       stopRequested = true;
-      const closed = app.close();
-      // Awaited in drainHttp; should stopping the runtime throw first, its failure is not unhandled.
-      closed.catch(handledElsewhere);
+      // The node keeps listening while its numbers are handed over: a load balancer that has not
+      // yet seen the node leave (its /health answers 503 `stopping` from now on) may still send a
+      // request, and a request answered (forwarded to the number's new owner, or 503 with
+      // Retry-After) is better than a refused or reset connection. Closing the listener drops the
+      // connections the kernel accepted but the process had not; the later that is, the longer
+      // after the balancer stopped sending it comes.
+      let closed: Promise<unknown> | undefined;
       const closeIdle = setInterval(closeUnusedConnections, IDLE_SWEEP_MS);
       try {
         await gateway.runtime.stop();
+        closed = app.close();
         await drainHttp(closed, server, drainDeadline, gateway.logger);
       } finally {
         clearInterval(closeIdle);
+        // Should stopping the runtime throw, the listener still closes, and its failure is the one reported.
+        if (closed === undefined) app.close().catch(handledElsewhere);
       }
       await gateway.close();
     })();
@@ -97,22 +105,31 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
  * forwarding to a frozen owner leaves behind) would otherwise hold the drain open until the
  * end of the grace period.
  */
-function trackRequestsPerConnection(server: FastifyInstance['server']): () => void {
-  const requestsInFlight = new Map<Socket, number>();
+function trackRequestsPerConnection(server: FastifyInstance['server'], unusedGraceMs: number): () => void {
+  const connections = new Map<Socket, { inFlight: number; used: boolean; openedAt: number }>();
   server.on('connection', (socket: Socket) => {
-    requestsInFlight.set(socket, 0);
-    socket.once('close', () => requestsInFlight.delete(socket));
+    connections.set(socket, { inFlight: 0, used: false, openedAt: Date.now() });
+    socket.once('close', () => connections.delete(socket));
   });
   server.on('request', (request, response) => {
-    const socket = request.socket as Socket;
-    requestsInFlight.set(socket, (requestsInFlight.get(socket) ?? 0) + 1);
+    const connection = connections.get(request.socket as Socket);
+    if (connection === undefined) return;
+    connection.inFlight += 1;
+    connection.used = true;
     response.once('close', () => {
-      const count = requestsInFlight.get(socket);
-      if (count !== undefined) requestsInFlight.set(socket, count - 1);
+      connection.inFlight -= 1;
     });
   });
   return () => {
-    for (const [socket, count] of requestsInFlight) if (count <= 0) socket.destroy();
+    const now = Date.now();
+    for (const [socket, { inFlight, used, openedAt }] of connections) {
+      // A connection answered before is idle between requests. One never used may have its first
+      // on the way: the kernel accepts a connection before its client writes a byte, and a client
+      // on a busy host may be scheduled late; closing it now would reset that request (ECONNRESET,
+      // a failed request on the planned path). Still silent after the grace, it was abandoned (a
+      // pool that connected and never used it), and no longer holds the drain open.
+      if (inFlight <= 0 && (used || now - openedAt >= unusedGraceMs)) socket.destroy();
+    }
   };
 }
 

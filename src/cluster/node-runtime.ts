@@ -43,6 +43,8 @@ const HISTORY_DAYS = 7;
  */
 export class NodeRuntime {
   private started = false;
+  /** Set as the node begins to stop: its /health then tells load balancers to send no more. */
+  stopping = false;
   private readonly historyPrune: ScheduledTask;
 
   constructor(
@@ -92,6 +94,7 @@ export class NodeRuntime {
 
   /** Reverse order: no new sweeps, linking ended, sessions stopped and leases released, then the worker. */
   async stop(): Promise<void> {
+    this.stopping = true;
     for (const task of this.periodic) task.stop();
     // No message is released once the node has begun to hand its numbers over.
     await this.work.queueRunner.stop();

@@ -51,6 +51,7 @@ type Services = OperationRegistryServices &
     | 'numberControl'
     | 'numbers'
     | 'operatorTokens'
+    | 'runtime'
     | 'scheduler'
     | 'store'
     | 'team'
@@ -186,7 +187,7 @@ export async function buildApi(gateway: Services): Promise<FastifyInstance> {
     }),
   );
 
-  registerHealthRoute(app, gateway.store, gateway.writeFailures);
+  registerHealthRoute(app, gateway.store, gateway.writeFailures, gateway.runtime);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
   await registerOperations(app, gateway, publicOperations);
   await registerOperatorOperations(app, gateway, operatorOperations);

@@ -117,8 +117,8 @@ function shareResponse(responses: Record<string, Response>, byStatus: Record<str
 
 function declareHeaders(status: string, response: Response): void {
   const headers: Record<string, unknown> = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
-  // A refusal for a rate or a busy gateway tells when to come back; /health's 503 is no refusal.
+  // A refusal for a rate or a busy gateway tells when to come back, and so does /health's 503: every 503 does.
   const refusal = Object.values(response.content ?? {}).some((media) => media.schema !== undefined && 'allOf' in media.schema);
-  if ((status === '429' || status === '503') && refusal) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
+  if (status === '503' || (status === '429' && refusal)) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
   response.headers = { ...response.headers, ...headers };
 }

@@ -291,6 +291,23 @@ for (const dialect of dialects) {
       assert.equal((await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' })).statusCode, 200);
     });
 
+    it('/health answers 503 stopping, with Retry-After, once the node begins to stop, at both prefixes', async () => {
+      const stopping = await startTestGateway(dialect);
+      try {
+        assert.equal((await stopping.inject({ method: 'GET', url: '/health' })).statusCode, 200);
+        await stopping.gateway.runtime.stop();
+        for (const url of ['/health', '/api/health']) {
+          const health = await stopping.inject({ method: 'GET', url });
+          assert.equal(health.statusCode, 503, url);
+          assert.deepEqual(health.json(), { ok: false, stopping: true });
+          assert.equal(health.headers['retry-after'], '5');
+        }
+      } finally {
+        await stopping.app.close();
+        await stopping.database.drop();
+      }
+    });
+
     it('500 internal_error: masked, with the request id in the body', async () => {
       const broken = await startTestGateway(dialect);
       const account = await seedAccount(broken.gateway);
@@ -302,6 +319,7 @@ for (const dialect of dialects) {
       const health = await broken.inject({ method: 'GET', url: '/health' });
       assert.equal(health.statusCode, 503);
       assert.deepEqual(health.json(), { ok: false });
+      assert.equal(health.headers['retry-after'], '5', "every 503 says when to ask again, /health's too");
       const logged = broken.logLines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } });
       const healthFailure = logged.find((line) => line.msg === 'the database did not answer the health check');
       assert.ok(healthFailure, 'a failing health check logs why');
