@@ -38,6 +38,20 @@ function assertHandedOver(response: { statusCode: number; headers: Record<string
   assert.ok(Number(response.headers['retry-after']) > 0, 'the answer says when to retry');
 }
 
+/** Waits until the first start has made the operator, after which the signal handlers are installed. */
+async function untilSignalsAreHandled(databaseUrl: string): Promise<void> {
+  const store = openDatabase(databaseUrl);
+  try {
+    await waitFor(
+      async () => (await store.db.selectFrom('users').select('id').where('is_operator', '=', 1).executeTakeFirst()) !== undefined,
+      30_000,
+      'the operator to be made',
+    );
+  } finally {
+    await store.close();
+  }
+}
+
 /** The node holding each number's lease, null where it is free. */
 async function leaseHolders(store: Store): Promise<(string | null)[]> {
   return (await store.db.selectFrom('number_leases').select('node_id').execute()).map((row) => row.node_id);
@@ -161,17 +175,7 @@ for (const dialect of dialects) {
         WAGW_SHUTDOWN_GRACE_MS: String(graceMs),
         WAGW_SHUTDOWN_UNUSED_CONNECTION_MS: '500',
       });
-      // The signal handlers are installed once the first start has made the operator.
-      const store = openDatabase(database.url);
-      try {
-        await waitFor(
-          async () => (await store.db.selectFrom('users').select('id').where('is_operator', '=', 1).executeTakeFirst()) !== undefined,
-          30_000,
-          'the operator to be made',
-        );
-      } finally {
-        await store.close();
-      }
+      await untilSignalsAreHandled(database.url);
       await sleep(200);
       const unused = await RawHttpConnection.open(server.port);
       connections.push(unused);
@@ -188,16 +192,7 @@ for (const dialect of dialects) {
     it('a connection made before SIGTERM whose request comes only after the node stopped listening is answered, not reset', async () => {
       // A client the balancer sent here just before the node left its rotation, scheduled late on a busy host.
       const server = await startServerProcess(database.url, { WAGW_SHUTDOWN_UNUSED_CONNECTION_MS: '60000' });
-      const store = openDatabase(database.url);
-      try {
-        await waitFor(
-          async () => (await store.db.selectFrom('users').select('id').where('is_operator', '=', 1).executeTakeFirst()) !== undefined,
-          30_000,
-          'the operator to be made',
-        );
-      } finally {
-        await store.close();
-      }
+      await untilSignalsAreHandled(database.url);
       const late = await RawHttpConnection.open(server.port);
       connections.push(late);
 
