@@ -57,10 +57,14 @@ const TICKS: Record<string, 'sent' | 'delivered' | 'read' | 'failed'> = {
  * order. Each event is posted once, because what is in Chatwoot is recorded (chatwoot_messages)
  * and found again when the earlier delivery's own attempt comes; those are made due at once.
  * One inbox's attempts run one at a time on a node, so two first messages of one person cannot
- * create two contacts.
+ * create two contacts. An earlier delivery this node holds (its attempt queued behind this one)
+ * is replayed too; one another node holds is that node's to post, and this one does not overtake
+ * it: the attempt goes back to the outbox, to come after it.
  */
 export class ChatwootRelay {
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** The deliveries this node holds and has queued an attempt for, by delivery id. */
+  private readonly held = new Set<string>();
 
   constructor(
     private readonly options: {
@@ -75,7 +79,8 @@ export class ChatwootRelay {
   deliver(work: ChatwootDelivery): Promise<AttemptResult> {
     const { webhookId } = work.delivery;
     const previous = this.chains.get(webhookId) ?? Promise.resolve();
-    const next = previous.then(() => this.attempt(work));
+    this.held.add(work.delivery.id);
+    const next = previous.then(() => this.attempt(work)).finally(() => this.held.delete(work.delivery.id));
     const tail = next.catch(() => undefined);
     this.chains.set(webhookId, tail);
     void tail.then(() => {
@@ -122,7 +127,17 @@ export class ChatwootRelay {
   private async relayInOrder(work: ChatwootDelivery, signal: AbortSignal): Promise<Outcome> {
     const { delivery } = work;
     const db = this.options.store.db;
-    const earlier = await pendingDeliveriesBefore(db, delivery.webhookId, delivery, REPLAY_BATCH, Date.now());
+    const now = Date.now();
+    const earlier = await pendingDeliveriesBefore(db, delivery.webhookId, delivery, REPLAY_BATCH);
+    const elsewhere = earlier.find((waiting) => waiting.claimedUntil !== null && waiting.claimedUntil >= now && !this.held.has(waiting.id));
+    if (elsewhere !== undefined) {
+      throw new ChatwootRequestError(
+        null,
+        'internal',
+        'An earlier message of this inbox is being posted by another node; this one follows it.',
+        null,
+      );
+    }
     for (const waiting of earlier) {
       await this.relay({ ...work, delivery: { ...delivery, id: waiting.id }, event: JSON.parse(waiting.payload) as EventPayload }, signal);
     }

@@ -148,6 +148,8 @@ function toLink(row: ChatwootMessagesTable): ChatwootMessageLink {
 export interface WaitingChatwootDelivery {
   id: string;
   payload: string;
+  /** Until when a worker holds it (ms), or null when none does. */
+  claimedUntil: number | null;
 }
 
 /**
@@ -159,17 +161,14 @@ export async function pendingDeliveriesBefore(
   webhookId: string,
   before: { createdAt: number; id: string },
   limit: number,
-  now: number,
 ): Promise<WaitingChatwootDelivery[]> {
   return (
-    db
+    await db
       .selectFrom('webhook_deliveries')
       .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-      .select(['webhook_deliveries.id', 'webhook_events.payload'])
+      .select(['webhook_deliveries.id', 'webhook_events.payload', 'webhook_deliveries.claimed_until'])
       .where('webhook_deliveries.webhook_id', '=', webhookId)
       .where('webhook_deliveries.state', '=', 'pending')
-      // One another worker holds is that worker's to post: replaying it too could post it twice.
-      .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', now)]))
       .where((eb) =>
         eb.or([
           eb('webhook_deliveries.created_at', '<', before.createdAt),
@@ -180,7 +179,7 @@ export async function pendingDeliveriesBefore(
       .orderBy('webhook_deliveries.id')
       .limit(limit)
       .execute()
-  );
+  ).map((row) => ({ id: row.id, payload: row.payload, claimedUntil: row.claimed_until === null ? null : Number(row.claimed_until) }));
 }
 
 /** Makes pending deliveries nobody holds due now: their events are in Chatwoot already, and their next attempt only says so. */

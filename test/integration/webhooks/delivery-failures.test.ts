@@ -158,10 +158,9 @@ for (const dialect of dialects) {
         assert.ok(retryAfterMs >= timeoutMs - 50, `the retry came ${retryAfterMs} ms after the hung attempt began`);
         assert.match(hung!.error ?? '', /^timeout/);
         assert.equal(hung!.statusCode, null);
-        assert.ok(
-          hung!.durationMs >= timeoutMs - 50 && hung!.durationMs < timeoutMs + 1_000,
-          `the hung attempt took ${hung!.durationMs} ms`,
-        );
+        // No upper bound in real time (a loaded machine stretches it): the receiver never answers
+        // the first request, so an attempt that ended at all, as a timeout, was cut off by the timer.
+        assert.ok(hung!.durationMs >= timeoutMs - 50, `the hung attempt took ${hung!.durationMs} ms`);
         assert.equal(answered!.statusCode, 200);
         assert.equal(answered!.error, null);
       });
