@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { DispatchedNumberControl } from './http/operations/number-control.ts';
+import { DispatchedChatReplies } from './http/operations/chat-replies.ts';
 import { OwnerDispatch } from './http/operations/owner-dispatch.ts';
 import { operationServices } from './http/operations/services.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
@@ -83,6 +84,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     ...cluster,
     dispatch,
     numberControl: new DispatchedNumberControl(dispatch, storage.store.db),
+    chatReplies: new DispatchedChatReplies(dispatch),
     system: new SystemStatusService(storage.store, config, startedAt),
     scheduler,
     clusterKey: keys.clusterKey,

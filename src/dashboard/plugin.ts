@@ -19,6 +19,7 @@ import { registerOverviewRoutes } from './routes/overview.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerNumbersRoutes } from './routes/numbers.ts';
+import { registerConversationRoutes } from './routes/conversations.ts';
 import { sessionTokenFrom } from './session-cookie.ts';
 import { ErrorPage } from './views/auth-pages.tsx';
 import { namedScope } from '../web/named-scope.ts';
@@ -30,11 +31,14 @@ import { namedScope } from '../web/named-scope.ts';
 type Services = OperatorConsoleServices &
   Pick<
     GatewayServices,
+    | 'chatReplies'
+    | 'chats'
     | 'dashboardSigningKey'
     | 'groups'
     | 'history'
     | 'media'
     | 'pauses'
+    | 'polls'
     | 'numberControl'
     | 'sandboxInbox'
     | 'sendQueues'
@@ -103,6 +107,7 @@ export async function registerDashboard(app: FastifyInstance, gateway: Services)
       registerWebhookRoutes(dashboard, gateway);
       registerNumbersRoutes(dashboard, gateway);
       registerMessagesRoutes(dashboard, gateway);
+      registerConversationRoutes(dashboard, gateway);
     }),
   );
 }

@@ -1,10 +1,11 @@
 import { AppError } from '../domain/errors.ts';
 import { isLid, parsePersonRef } from '../domain/identities.ts';
 import type { Message, MessageGroup, WhatsAppNumber } from '../domain/model.ts';
+import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { ChatChange, ChatTarget } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
-import { changeChatState, findChat, listChats, type ChatRow, type ChatStateChange } from '../store/repositories/chats.ts';
+import { changeChatState, findChat, listChats, listNamedChats, type ChatRow, type ChatStateChange } from '../store/repositories/chats.ts';
 import { identitiesOf, phoneOfLid } from '../store/repositories/contacts.ts';
 import { findMessagesByIds } from '../store/repositories/messages.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
@@ -27,6 +28,13 @@ export interface ChatSummary {
   archived: boolean;
   pinnedAt: Date | null;
   mutedUntil: Date | null;
+}
+
+/** A chat of one of the account's numbers, with the name it goes by (the dashboard's chat list). */
+export interface NamedChat extends ChatSummary {
+  numberId: string;
+  /** The person's WhatsApp name, or the group's subject; null when neither is known. */
+  name: string | null;
 }
 
 export interface ChatPage {
@@ -53,6 +61,35 @@ export class ChatService {
       chats: await this.summaries(number, page),
       nextCursor: rows.length > limit && last !== undefined ? `${last.last_activity_at}.${last.chat_id}` : undefined,
     };
+  }
+
+  /**
+   * The chats of the account's numbers together, latest activity first, narrowed by a piece of
+   * a phone or a name; `numbers` are the scope's own, so no other account's chat can be listed.
+   */
+  async named(scope: AccountScope, numbers: readonly WhatsAppNumber[], search: string | undefined, limit: number): Promise<NamedChat[]> {
+    const rows = await listNamedChats(
+      this.store.db,
+      scope.accountId,
+      numbers.map((number) => number.id),
+      search,
+      limit,
+    );
+    const byNumber = new Map<string, typeof rows>();
+    for (const row of rows) byNumber.set(row.number_id, [...(byNumber.get(row.number_id) ?? []), row]);
+    const named = new Map<string, NamedChat>();
+    for (const number of numbers) {
+      const numberRows = byNumber.get(number.id) ?? [];
+      for (const summary of await this.summaries(number, numberRows)) {
+        const row = numberRows.find((candidate) => candidate.chat_id === summary.chatId)!;
+        named.set(`${number.id} ${summary.chatId}`, {
+          ...summary,
+          numberId: number.id,
+          name: row.contact_name ?? row.group_subject ?? summary.group?.subject ?? null,
+        });
+      }
+    }
+    return rows.flatMap((row) => named.get(`${row.number_id} ${row.chat_id}`) ?? []);
   }
 
   async find(number: WhatsAppNumber, rawChat: string): Promise<ChatSummary> {

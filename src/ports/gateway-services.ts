@@ -10,6 +10,7 @@ import type { SessionParts } from '../wiring/sessions.ts';
 import type { StorageParts } from '../wiring/storage.ts';
 import type { WebhookParts } from '../wiring/webhooks.ts';
 import type { NumberControl } from './number-control.ts';
+import type { ChatReplies } from './chat-replies.ts';
 
 /**
  * Every service the composition root (src/main.ts) hands to the edges: the parts each module's
@@ -38,4 +39,6 @@ export interface GatewayServices
   startedAt: Date;
   /** Linking, restart, logout, pause, resume and clearing the queue of a number, on its owner. */
   numberControl: NumberControl;
+  /** The dashboard's replies, sent as POST /send_message sends, on the number's owner (ADR 0073). */
+  chatReplies: ChatReplies;
 }

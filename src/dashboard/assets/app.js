@@ -88,3 +88,31 @@ if (linkPanel !== null) {
   };
   const timer = setInterval(poll, 2000);
 }
+
+// A conversation's thread (<ol data-thread-source="…/thread" data-thread-version="…">) follows the
+// chat without a reload: every two seconds it asks for the thread, and swaps it in when its
+// version changed (a new message, a queued reply that left, an edit, a reaction). The bubbles are
+// the server's own HTML, escaped there as on the page. Polling reads the shared database, so it
+// sees what any node of a cluster committed (docs/adr/0073).
+const thread = document.querySelector('[data-thread-source]');
+if (thread !== null) {
+  const source = thread.getAttribute('data-thread-source');
+  const scroller = thread.parentElement;
+  const atBottom = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 40;
+  scroller.scrollTop = scroller.scrollHeight;
+  const follow = async () => {
+    try {
+      const response = await fetch(source, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+      if (!response.ok) return;
+      const body = await response.json();
+      if (body.version === thread.getAttribute('data-thread-version')) return;
+      const stick = atBottom();
+      thread.innerHTML = body.html;
+      thread.setAttribute('data-thread-version', body.version);
+      if (stick) scroller.scrollTop = scroller.scrollHeight;
+    } catch {
+      // The next poll may succeed; the thread on screen stays until then.
+    }
+  };
+  setInterval(follow, 2000);
+}

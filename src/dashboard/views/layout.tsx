@@ -10,6 +10,7 @@ interface NavLink {
 const ACCOUNT_LINKS: NavLink[] = [
   { section: 'overview', href: '/', label: 'Overview' },
   { section: 'numbers', href: '/numbers', label: 'Numbers' },
+  { section: 'chats', href: '/conversations', label: 'Chats' },
   { section: 'messages', href: '/messages', label: 'Messages' },
   { section: 'keys', href: '/keys', label: 'API keys' },
   { section: 'webhooks', href: '/webhooks', label: 'Webhooks' },
@@ -28,6 +29,7 @@ export function Layout(props: { context: PageContext; children?: Children }): JS
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title safe>{`${context.title} · wa-gateway`}</title>
+          <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />
           <link rel="stylesheet" href="/assets/app.css" />
           <script src="/assets/app.js" defer></script>
         </head>

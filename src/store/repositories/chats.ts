@@ -143,3 +143,86 @@ export async function changeChatState(
   await db.updateTable('chats').set(change).where('number_id', '=', numberId).where('chat_id', '=', chatId).execute();
   return findChat(db, numberId, chatId);
 }
+
+/** A chat of the account as the dashboard's chat list shows it: its row, with the names it is known by. */
+export interface NamedChatRow extends ChatRow {
+  /** The person's name on WhatsApp, as the number's contacts know it; null for a group or when unknown. */
+  contact_name: string | null;
+  /** The group's subject, as the number last saw it; null for a direct chat or when unknown. */
+  group_subject: string | null;
+}
+
+/**
+ * The account's chats on the given numbers, latest activity first, with the names each is known
+ * by; narrowed by `search` (a piece of the phone, the group id, the contact's name or the group's
+ * subject, any case). The names are read by correlated subqueries on each table's own key, so a
+ * person with two rows in the map (phone and LID) cannot list a chat twice, as a join could.
+ */
+export async function listNamedChats(
+  db: Executor,
+  accountId: string,
+  numberIds: readonly string[],
+  search: string | undefined,
+  limit: number,
+): Promise<NamedChatRow[]> {
+  if (numberIds.length === 0) return [];
+  let query = db
+    .selectFrom('chats')
+    .selectAll('chats')
+    .select((eb) => [
+      eb
+        .selectFrom('contacts')
+        .select('contacts.whatsapp_name')
+        .whereRef('contacts.number_id', '=', 'chats.number_id')
+        .where((inner) =>
+          inner.or([inner('contacts.phone', '=', inner.ref('chats.chat_id')), inner('contacts.lid', '=', inner.ref('chats.chat_id'))]),
+        )
+        .where('contacts.whatsapp_name', 'is not', null)
+        .limit(1)
+        .as('contact_name'),
+      eb
+        .selectFrom('number_groups')
+        .select('number_groups.subject')
+        .whereRef('number_groups.number_id', '=', 'chats.number_id')
+        .whereRef('number_groups.group_id', '=', 'chats.chat_id')
+        .limit(1)
+        .as('group_subject'),
+    ])
+    .where('chats.account_id', '=', accountId)
+    .where('chats.number_id', 'in', numberIds);
+  // LIKE's wildcards in the search are dropped rather than escaped: no phone, id or name needs
+  // them, and the two databases spell an escape differently.
+  const term = search
+    ?.replace(/[%_\\]/g, '')
+    .trim()
+    .toLowerCase();
+  if (term !== undefined && term !== '') {
+    const pattern = `%${term}%`;
+    const digits = term.replace(/[^\d]/g, '');
+    query = query.where((eb) =>
+      eb.or([
+        eb(sql<string>`lower(chats.chat_id)`, 'like', pattern),
+        ...(digits.length >= 3 && digits !== term ? [eb('chats.chat_id', 'like', `%${digits}%`)] : []),
+        eb.exists(
+          eb
+            .selectFrom('contacts')
+            .select(sql`1`.as('one'))
+            .whereRef('contacts.number_id', '=', 'chats.number_id')
+            .where((inner) =>
+              inner.or([inner('contacts.phone', '=', inner.ref('chats.chat_id')), inner('contacts.lid', '=', inner.ref('chats.chat_id'))]),
+            )
+            .where(sql<string>`lower(contacts.whatsapp_name)`, 'like', pattern),
+        ),
+        eb.exists(
+          eb
+            .selectFrom('number_groups')
+            .select(sql`1`.as('one'))
+            .whereRef('number_groups.number_id', '=', 'chats.number_id')
+            .whereRef('number_groups.group_id', '=', 'chats.chat_id')
+            .where(sql<string>`lower(number_groups.subject)`, 'like', pattern),
+        ),
+      ]),
+    );
+  }
+  return query.orderBy('chats.last_activity_at', 'desc').orderBy('chats.chat_id', 'desc').limit(limit).execute();
+}

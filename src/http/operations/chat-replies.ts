@@ -1,0 +1,31 @@
+import type { AuditActor } from '../../domain/audit.ts';
+import { AppError, type ErrorCode, type ErrorMeta } from '../../domain/errors.ts';
+import type { AccountScope } from '../../domain/tenant-scope.ts';
+import type { ChatReplies, ChatReply, SentReply } from '../../ports/chat-replies.ts';
+import type { OwnerDispatch } from './owner-dispatch.ts';
+import { sendMessage } from './send-message.ts';
+
+/** The dashboard's replies as sends of POST /send_message, run on the number's owner (ADR 0073). */
+export class DispatchedChatReplies implements ChatReplies {
+  constructor(private readonly dispatch: Pick<OwnerDispatch, 'run'>) {}
+
+  async send(scope: AccountScope, actor: AuditActor, reply: ChatReply): Promise<SentReply> {
+    const answer = await this.dispatch.run(sendMessage, {
+      scope,
+      actor,
+      params: {},
+      query: {},
+      body: {
+        from_phone: reply.fromPhone,
+        ...('phone' in reply.to ? { to_phone: reply.to.phone } : { to_group: reply.to.group }),
+        message: reply.text,
+      },
+      idempotencyKey: reply.idempotencyKey,
+    });
+    const body = (answer.body ?? {}) as { message_id?: string; status?: string; error?: string; message?: string; meta?: ErrorMeta };
+    if (answer.statusCode >= 400 || typeof body.message_id !== 'string') {
+      throw new AppError((body.error ?? 'internal_error') as ErrorCode, body.message ?? 'The send was refused.', body.meta);
+    }
+    return { messageId: body.message_id, status: body.status ?? 'sent' };
+  }
+}
