@@ -168,6 +168,8 @@ function urlsAimedAt(path: string, target: AccountObjects, own: AccountObjects):
   if (path.startsWith('/webhooks/')) return [fill({ id: target.webhookId })];
   if (path.startsWith('/numbers/')) return [fill({ id: target.numberId })];
   if (path.startsWith('/messages/media/')) return [fill({ id: target.mediaId })];
+  // The chat each tenant's sandbox number has with +14155550123 (seedTenant).
+  if (path.startsWith('/conversations/')) return [fill({ numberId: target.numberId, chat: encodeURIComponent('+14155550123') })];
   if (path.startsWith('/operator/')) {
     return [fill({ accountId: target.accountId, userId: target.ownerId, numberId: target.numberId, tokenId: target.operatorTokenId })];
   }
