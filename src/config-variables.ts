@@ -140,6 +140,19 @@ export const VARIABLES = {
     shown: "Baileys' built-in",
     meaning: 'the WhatsApp Web version to announce, e.g. `2.3000.1023223821`, for when WhatsApp refuses the built-in one',
   }),
+  WAGW_CLOUD_API_URL: text({
+    default: 'https://graph.facebook.com',
+    pattern: /^https?:\/\/[^/?#\s]+$/,
+    problem: (name, value) => `${name} must be an http(s) origin with no path, such as https://graph.facebook.com; got "${value}".`,
+    meaning:
+      "Cloud API numbers: the origin of Meta's Graph API, the only address the `cloud` engine calls; a local stand-in for tests and rehearsals ([Cloud API](docs/cloud-api.md))",
+  }),
+  WAGW_CLOUD_API_VERSION: text({
+    default: 'v23.0',
+    pattern: /^v\d{1,3}\.\d{1,2}$/,
+    problem: (name, value) => `${name} must be a Graph API version such as v23.0; got "${value}".`,
+    meaning: 'Cloud API numbers: the Graph API version in every request path',
+  }),
   WAGW_KEY_PREFIX: text({
     default: 'wagw',
     pattern: /^[a-z][a-z0-9]{0,15}$/,

@@ -60,6 +60,8 @@ const auditActions = [
   'number.queue_cleared',
   'number.proxy_set',
   'number.proxy_cleared',
+  'number.cloud_settings_set',
+  'number.cloud_settings_cleared',
   'number.send_policy_changed',
   'account.send_policy_changed',
 ] as const;

@@ -319,6 +319,22 @@ export const errorCatalogue = {
       "The number's session is not in a state for this action: only a failed, conflicting or disconnected session is restarted (a " +
       'logged-out one is linked instead), and only a running session is logged out.',
   },
+  capability_not_supported: {
+    publicApi: true,
+    status: 422,
+    meaning:
+      "The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no " +
+      'templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has.',
+    meta: { engine: 'the engine that serves the number (sandbox, baileys or cloud)', capability: 'what it cannot do' },
+  },
+  window_closed: {
+    publicApi: true,
+    status: 422,
+    meaning:
+      "The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), " +
+      'so WhatsApp takes only a template; nothing was sent and Meta was not asked.',
+    meta: { field: 'the request field at fault', window_closed_at: 'when the window closed (ISO 8601), or null when they never wrote' },
+  },
   message_not_cancellable: {
     publicApi: true,
     status: 409,
@@ -383,6 +399,14 @@ export const errorCatalogue = {
       window_seconds: 'the window',
       retry_after_seconds: 'when to try again, as in Retry-After',
     },
+  },
+  cloud_api_refused: {
+    publicApi: true,
+    status: 502,
+    meaning:
+      "Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); " +
+      'nothing was sent. The message gives its words.',
+    meta: { graph_code: "Meta's error code", fbtrace_id: "Meta's trace id, for its support" },
   },
   internal_error: { publicApi: true, status: 500, meaning: 'Something failed on our side; the request_id names it in our log.' },
   storage_unavailable: {
@@ -473,6 +497,12 @@ export const errorCatalogue = {
     meta: { host: "the URL's host", port: 'its port', resolved_addresses: 'what the host resolved to' },
   },
   invalid_event_type: { publicApi: true, status: 400, meaning: 'A webhook event type is unknown, or none was given.' },
+  invalid_webhook_signature: {
+    status: 401,
+    meaning:
+      "A delivery to a Cloud API number's callback whose X-Hub-Signature-256 is missing or is not the HMAC of its body with the " +
+      "number's app secret, or a verification handshake with the wrong verify token.",
+  },
   sign_in_failed: { status: 401, meaning: 'The email or password is incorrect.' },
   forbidden: { status: 403, meaning: "The signed-in user's role does not allow this." },
   invalid_csrf_token: { status: 403, meaning: 'A dashboard form was sent without a valid CSRF token.' },

@@ -5,8 +5,9 @@ import type { MediaKind } from './media.ts';
 import type { E164 } from './phone.ts';
 import type { PlanName } from './plans.ts';
 
-export type EngineKind = 'sandbox' | 'baileys';
-export const engineKinds: readonly EngineKind[] = ['sandbox', 'baileys'];
+/** `cloud`: Meta's WhatsApp Cloud API (docs/cloud-api.md). */
+export type EngineKind = 'sandbox' | 'baileys' | 'cloud';
+export const engineKinds: readonly EngineKind[] = ['sandbox', 'baileys', 'cloud'];
 
 export type SessionStatus = 'connected' | 'connecting' | 'disconnected' | 'logged_out' | 'link_expired' | 'conflict' | 'failed';
 export const sessionStatuses: readonly SessionStatus[] = [

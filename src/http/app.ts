@@ -16,6 +16,7 @@ import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerChatwootCallbackRoutes } from './routes/chatwoot-callbacks.ts';
+import { registerCloudCallbackRoutes } from './routes/cloud-callbacks.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 import { numberControlOperations } from './operations/number-control.ts';
 import { registerOperatorOperations } from './operator-api/operator-operation.ts';
@@ -40,6 +41,8 @@ type Services = OperationRegistryServices &
     | 'audit'
     | 'authenticator'
     | 'chatwootCallbacks'
+    | 'cloudCallbacks'
+    | 'cloudNumbers'
     | 'clusterKey'
     | 'config'
     | 'eventStreams'
@@ -193,6 +196,7 @@ export async function buildApi(gateway: Services): Promise<FastifyInstance> {
   await registerOperatorOperations(app, gateway, operatorOperations);
   await registerMediaRoutes(app, gateway);
   registerChatwootCallbackRoutes(app, gateway);
+  await registerCloudCallbackRoutes(app, gateway);
   registerInternalRoutes(app, gateway, [...publicOperations, ...numberControlOperations]);
   acceptEventStreams(app.server, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

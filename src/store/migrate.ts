@@ -36,6 +36,8 @@ import * as eventStreams from './migrations/0041-event-streams.ts';
 import * as chatwootInboxes from './migrations/0042-chatwoot-inboxes.ts';
 import * as numberProxies from './migrations/0043-number-proxies.ts';
 import * as chatwootCallbackTokens from './migrations/0048-chatwoot-callback-tokens.ts';
+import * as cloudNumbers from './migrations/0049-cloud-numbers.ts';
+import * as customerWindows from './migrations/0050-customer-windows.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -76,6 +78,8 @@ const migrations: Record<string, Migration> = {
   '0042-chatwoot-inboxes': chatwootInboxes,
   '0043-number-proxies': numberProxies,
   '0048-chatwoot-callback-tokens': chatwootCallbackTokens,
+  '0049-cloud-numbers': cloudNumbers,
+  '0050-customer-windows': customerWindows,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -11,6 +11,8 @@ export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
   whatsapp_numbers: WhatsAppNumbersTable;
+  cloud_numbers: CloudNumbersTable;
+  customer_windows: CustomerWindowsTable;
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
   operator_tokens: OperatorTokensTable;
@@ -128,6 +130,25 @@ export interface WhatsAppNumbersTable {
   proxy_redacted: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
+}
+
+/** A Cloud API number's ids at Meta and its sealed credentials (migration 0049 (0045 was reserved; 0048 landed first)). */
+export interface CloudNumbersTable {
+  number_id: string;
+  phone_number_id: string;
+  business_account_id: string;
+  access_token_ciphertext: string;
+  app_secret_ciphertext: string;
+  verify_token_ciphertext: string;
+  updated_at: number;
+}
+
+/** When each person last wrote to a number, which opens WhatsApp's 24-hour window (migration 0050 (0046 was reserved)). */
+export interface CustomerWindowsTable {
+  number_id: string;
+  contact_phone: string;
+  last_inbound_at: number;
+  last_inbound_engine_id: string;
 }
 
 export interface ApiKeysTable {

@@ -5,6 +5,7 @@ import { ApiKeyAuthenticator } from '../accounts/api-key-auth.ts';
 import { ApiKeysService } from '../accounts/api-keys-service.ts';
 import { OperatorTokensService } from '../accounts/operator-tokens-service.ts';
 import { NumbersService } from '../accounts/numbers-service.ts';
+import { CloudNumbersService } from '../accounts/cloud-numbers-service.ts';
 import { SignInService } from '../accounts/sign-in-service.ts';
 import { TeamService } from '../accounts/team-service.ts';
 import type { Logger } from 'pino';
@@ -16,6 +17,8 @@ import type { StorageParts } from './storage.ts';
 export interface AccountParts {
   accounts: AccountsService;
   numbers: NumbersService;
+  /** Cloud API numbers' settings: Meta's ids, the token and secrets sealed (docs/cloud-api.md). */
+  cloudNumbers: CloudNumbersService;
   apiKeys: ApiKeysService;
   authenticator: ApiKeyAuthenticator;
   signIn: SignInService;
@@ -40,9 +43,11 @@ export function buildAccounts(
   const accounts = new AccountsService(store, passwords);
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const { sessionIdleTimeoutMs: idleTimeoutMs, sessionAbsoluteTimeoutMs: absoluteTimeoutMs } = config.dashboard;
+  const numbers = new NumbersService(store, sessions.supervisor, keys.secretBox);
   return {
     accounts,
-    numbers: new NumbersService(store, sessions.supervisor, keys.secretBox),
+    numbers,
+    cloudNumbers: new CloudNumbersService(store, numbers, keys.secretBox),
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
     authenticator,
     signIn: new SignInService(store, { idleTimeoutMs, absoluteTimeoutMs }, keys.signInThrottleKey, passwords),

@@ -5,6 +5,8 @@ import { BAILEYS_ENGINE } from '../engines/baileys/descriptor.ts';
 import type { SessionTimings } from '../engines/baileys/baileys-session.ts';
 import type { SocketFactory } from '../engines/baileys/session-socket.ts';
 import { EngineRegistry, onDemand } from '../engines/registry.ts';
+import { CloudEngine, type CloudCallbacks } from '../engines/cloud/cloud-engine.ts';
+import { GraphApi } from '../engines/cloud/graph-api.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import { RemoteSandboxNetwork } from '../engines/sandbox/remote-sandbox-network.ts';
 import { SandboxEngine } from '../engines/sandbox/sandbox-engine.ts';
@@ -58,6 +60,8 @@ export interface SessionParts {
   sandboxNetwork: SandboxNetworkPort;
   /** Where the engines' events go, once the services that consume them are built. */
   engineEvents: EngineEventDispatch;
+  /** Meta's signed callbacks for Cloud API numbers, handed to the engine that checks and reports them. */
+  cloudCallbacks: CloudCallbacks;
 }
 
 /** The lease keeper, both engines, the supervisor that runs each number's session on its owner, and the numbers' pauses. */
@@ -131,7 +135,14 @@ export async function buildSessions(
       timings: { quotaCheckIntervalMs: config.baileys.newChatQuotaCheckMs, ...boundaries.baileysTimings },
     });
   });
-  const engines = new EngineRegistry([sandbox, baileys]);
+  const cloud = new CloudEngine({
+    store,
+    secretBox: keys.secretBox,
+    events: engineEvents.forEngine('cloud'),
+    graph: new GraphApi(config.cloudApi),
+    logger: logger.child({ engine: 'cloud' }),
+  });
+  const engines = new EngineRegistry([sandbox, baileys, cloud]);
   const supervisor = new SessionSupervisor(
     store,
     engines,
@@ -144,7 +155,7 @@ export async function buildSessions(
     sessionStartsPerSecond,
     metrics,
   );
-  return { keeper, supervisor, pauses, newChatCaps, sandboxNetwork, engineEvents };
+  return { keeper, supervisor, pauses, newChatCaps, sandboxNetwork, engineEvents, cloudCallbacks: cloud };
 }
 
 /** The simulated network in this process, with its groups kept in the gateway's database between runs. */

@@ -17,19 +17,25 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the real `bin/wagw` in its own process against the database at `databaseUrl`. */
-export function runCli(databaseUrl: string, args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+/** Runs the real `bin/wagw` in its own process against the database at `databaseUrl`; `input` is its standard input. */
+export function runCli(databaseUrl: string, args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}, input?: string): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, DATABASE_URL: databaseUrl };
   // The child is a program under test, not a node:test worker.
   delete env.NODE_TEST_CONTEXT;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [WAGW_BIN, ...args], { env, timeout: CLI_TIMEOUT_MS, encoding: 'utf8' }, (error, stdout, stderr) => {
-      if (error !== null && (error.killed || typeof error.code !== 'number')) {
-        reject(new Error(`wagw ${args.join(' ')} did not finish: ${error.message}\n${stderr}`));
-        return;
-      }
-      resolve({ args: [...args], exitCode: error === null ? 0 : Number(error.code), stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [WAGW_BIN, ...args],
+      { env, timeout: CLI_TIMEOUT_MS, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        if (error !== null && (error.killed || typeof error.code !== 'number')) {
+          reject(new Error(`wagw ${args.join(' ')} did not finish: ${error.message}\n${stderr}`));
+          return;
+        }
+        resolve({ args: [...args], exitCode: error === null ? 0 : Number(error.code), stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
   });
 }
 

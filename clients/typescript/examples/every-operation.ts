@@ -321,6 +321,15 @@ async function main(): Promise<void> {
   const proxied = succeeded('POST /admin/accounts/{id}/numbers/{number_id}/proxy', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/proxy', { ...oneNumber, body: { url: 'socks5h://user:secret@127.0.0.1:1080' } }));
   check(proxied.proxy === 'socks5h://***@127.0.0.1:1080', 'a proxy is answered redacted');
   check(succeeded('DELETE /admin/accounts/{id}/numbers/{number_id}/proxy', await operatorClient.DELETE('/admin/accounts/{id}/numbers/{number_id}/proxy', oneNumber)).proxy === null, 'and cleared');
+  // A number on Meta's Cloud API: its settings set (the token and secrets answered only as ***), read back, cleared, and the number removed.
+  const cloudPhone = `+447912${String(Date.now() % 1_000_000).padStart(6, '0')}`;
+  const cloudNumber = succeeded('POST /admin/accounts/{id}/numbers a cloud number', await operatorClient.POST('/admin/accounts/{id}/numbers', { ...users, body: { phone: cloudPhone, engine: 'cloud' } }));
+  const onCloud = { params: { path: { id: onboarded.id, number_id: cloudNumber.id } } };
+  const cloudSet = succeeded('POST /admin/accounts/{id}/numbers/{number_id}/cloud', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/cloud', { ...onCloud, body: { phone_number_id: '106540352242922', business_account_id: '102290129340398', access_token: 'EAAG-example-token', app_secret: 'example-app-secret', verify_token: 'example-verify-token' } }));
+  check(cloudSet.access_token === '***' && cloudSet.callback_path === `/cloud/callbacks/${cloudNumber.id}`, 'the token is answered as ***, with the callback path');
+  check(succeeded('GET /admin/accounts/{id}/numbers/{number_id}/cloud', await operatorClient.GET('/admin/accounts/{id}/numbers/{number_id}/cloud', onCloud)).phone_number_id === '106540352242922', 'the settings read back');
+  check(succeeded('DELETE /admin/accounts/{id}/numbers/{number_id}/cloud', await operatorClient.DELETE('/admin/accounts/{id}/numbers/{number_id}/cloud', onCloud)).phone_number_id === null, 'and are cleared');
+  succeeded('DELETE /admin/accounts/{id}/numbers/{number_id} the cloud number', await operatorClient.DELETE('/admin/accounts/{id}/numbers/{number_id}', onCloud));
   const second = succeeded('POST /admin/accounts', await operatorClient.POST('/admin/accounts', { body: { name: 'Typed client second account', plan: 'starter' } }));
   check(succeeded('POST /admin/accounts/{id}/numbers/{number_id}/move', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/move', { ...oneNumber, body: { account_id: second.id } })).account_id === second.id, 'the number is moved');
   const gone = await operatorClient.GET('/admin/accounts/{id}/numbers/{number_id}', oneNumber);

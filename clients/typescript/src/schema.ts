@@ -2624,6 +2624,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/numbers/{number_id}/cloud": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A Cloud API number's settings
+         * @description Meta's ids of a `cloud` number and its callback path; the token and secrets only as *** (null before they are set).
+         */
+        get: operations["getAccountNumberCloudSettings"];
+        put?: never;
+        /**
+         * Set a Cloud API number's settings
+         * @description Sets the Meta ids, access token, app secret and verify token of a number on the `cloud` engine, as `wagw number cloud` does. The token and secrets are sealed at rest and answered only as ***. A number whose session failed for want of them starts again at once. The answer's callback_path is what to give Meta as the callback URL. An audit row names the token and the ids.
+         */
+        post: operations["setAccountNumberCloudSettings"];
+        /**
+         * Clear a Cloud API number's settings
+         * @description Forgets the ids, token and secrets; the number sends nothing until they are set again. An audit row names the token.
+         */
+        delete: operations["clearAccountNumberCloudSettings"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit_events": {
         parameters: {
             query?: never;
@@ -2999,6 +3027,34 @@ export interface paths {
          * @description The number connects to WhatsApp directly again; its session reconnects as it does when the proxy is set. An audit row names the token.
          */
         delete: operations["clearAccountNumberProxyApi"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers/{number_id}/cloud": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A Cloud API number's settings
+         * @description Meta's ids of a `cloud` number and its callback path; the token and secrets only as *** (null before they are set).
+         */
+        get: operations["getAccountNumberCloudSettingsApi"];
+        put?: never;
+        /**
+         * Set a Cloud API number's settings
+         * @description Sets the Meta ids, access token, app secret and verify token of a number on the `cloud` engine, as `wagw number cloud` does. The token and secrets are sealed at rest and answered only as ***. A number whose session failed for want of them starts again at once. The answer's callback_path is what to give Meta as the callback URL. An audit row names the token and the ids.
+         */
+        post: operations["setAccountNumberCloudSettingsApi"];
+        /**
+         * Clear a Cloud API number's settings
+         * @description Forgets the ids, token and secrets; the number sends nothing until they are set again. An audit row names the token.
+         */
+        delete: operations["clearAccountNumberCloudSettingsApi"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5945,7 +6001,7 @@ export interface components {
                 /** @description E.164. */
                 phone: string;
                 /** @enum {string} */
-                engine: "sandbox" | "baileys";
+                engine: "sandbox" | "baileys" | "cloud";
                 /** @description The session's status (connected, connecting, logged_out, …). */
                 status: string;
                 account_id: string;
@@ -5974,7 +6030,7 @@ export interface components {
              * @description The engine that serves it; sandbox when not given.
              * @enum {string}
              */
-            engine?: "sandbox" | "baileys";
+            engine?: "sandbox" | "baileys" | "cloud";
             /** @description The user of the account who holds the number (user_…); null for nobody. */
             holder_user_id?: string;
         };
@@ -5984,7 +6040,7 @@ export interface components {
             /** @description E.164. */
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status (connected, connecting, logged_out, …). */
             status: string;
             account_id: string;
@@ -6008,7 +6064,7 @@ export interface components {
             /** @description E.164. */
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status (connected, connecting, logged_out, …). */
             status: string;
             account_id: string;
@@ -6044,7 +6100,7 @@ export interface components {
             /** @description E.164. */
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status (connected, connecting, logged_out, …). */
             status: string;
             account_id: string;
@@ -6068,7 +6124,7 @@ export interface components {
             /** @description E.164. */
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status (connected, connecting, logged_out, …). */
             status: string;
             account_id: string;
@@ -6096,7 +6152,7 @@ export interface components {
             /** @description E.164. */
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status (connected, connecting, logged_out, …). */
             status: string;
             account_id: string;
@@ -6287,7 +6343,7 @@ export interface components {
             /** @description E.164. */
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status (connected, connecting, logged_out, …). */
             status: string;
             account_id: string;
@@ -6311,7 +6367,7 @@ export interface components {
             /** @description E.164. */
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status (connected, connecting, logged_out, …). */
             status: string;
             account_id: string;
@@ -6328,6 +6384,66 @@ export interface components {
             proxy: string | null;
             /** Format: date-time */
             created_at: string;
+        };
+        SetAccountNumberCloudSettingsRequest: {
+            /** @description Meta's id of the phone number (WhatsApp Manager, API Setup). */
+            phone_number_id: string;
+            /** @description Meta's id of the WhatsApp Business Account. */
+            business_account_id: string;
+            /** @description A system user access token with whatsapp_business_messaging and whatsapp_business_management. */
+            access_token: string;
+            /** @description The Meta app's secret, with which Meta signs its callbacks (X-Hub-Signature-256). */
+            app_secret: string;
+            /** @description A token of your choosing, given to Meta with the callback URL; Meta's handshake repeats it. */
+            verify_token: string;
+        };
+        SetAccountNumberCloudSettingsResponse: {
+            /** @description num_… */
+            number_id: string;
+            /** @description Meta's id of the phone number; null before the settings are set. */
+            phone_number_id: string | null;
+            /** @description Meta's id of the WhatsApp Business Account; null before. */
+            business_account_id: string | null;
+            /** @description *** once set: the token is never answered back. */
+            access_token: string | null;
+            /** @description *** once set. */
+            app_secret: string | null;
+            /** @description *** once set. */
+            verify_token: string | null;
+            /** @description The path to give Meta as the callback URL, after the gateway's public address (GET for the handshake, POST for deliveries). */
+            callback_path: string;
+        };
+        GetAccountNumberCloudSettingsResponse: {
+            /** @description num_… */
+            number_id: string;
+            /** @description Meta's id of the phone number; null before the settings are set. */
+            phone_number_id: string | null;
+            /** @description Meta's id of the WhatsApp Business Account; null before. */
+            business_account_id: string | null;
+            /** @description *** once set: the token is never answered back. */
+            access_token: string | null;
+            /** @description *** once set. */
+            app_secret: string | null;
+            /** @description *** once set. */
+            verify_token: string | null;
+            /** @description The path to give Meta as the callback URL, after the gateway's public address (GET for the handshake, POST for deliveries). */
+            callback_path: string;
+        };
+        ClearAccountNumberCloudSettingsResponse: {
+            /** @description num_… */
+            number_id: string;
+            /** @description Meta's id of the phone number; null before the settings are set. */
+            phone_number_id: string | null;
+            /** @description Meta's id of the WhatsApp Business Account; null before. */
+            business_account_id: string | null;
+            /** @description *** once set: the token is never answered back. */
+            access_token: string | null;
+            /** @description *** once set. */
+            app_secret: string | null;
+            /** @description *** once set. */
+            verify_token: string | null;
+            /** @description The path to give Meta as the callback URL, after the gateway's public address (GET for the handshake, POST for deliveries). */
+            callback_path: string;
         };
         ListAuditEventsResponse: {
             events: {
@@ -6471,7 +6587,7 @@ export interface components {
                 };
             };
         };
-        /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
         SendMessageError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6480,7 +6596,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "media_url_unreachable" | "idempotency_key_reused";
+                    error?: "capability_not_supported" | "window_closed" | "media_url_unreachable" | "idempotency_key_reused";
                 };
             };
         };
@@ -6508,6 +6624,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        SendMessageError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -7107,6 +7236,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        CheckNumbersError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         CheckNumbersError429: {
             headers: {
@@ -7131,6 +7273,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        CheckNumbersError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -7200,6 +7355,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        ShowTypingError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         ShowTypingError429: {
             headers: {
@@ -7224,6 +7392,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        ShowTypingError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -7319,6 +7500,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        SendReactionError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported" | "window_closed";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         SendReactionError429: {
             headers: {
@@ -7343,6 +7537,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        SendReactionError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -7438,6 +7645,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        EditMessageError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported" | "window_closed";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         EditMessageError429: {
             headers: {
@@ -7462,6 +7682,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        EditMessageError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -7557,6 +7790,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        RevokeMessageError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported" | "window_closed";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         RevokeMessageError429: {
             headers: {
@@ -7581,6 +7827,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        RevokeMessageError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -7781,6 +8040,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        MarkMessageReadError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported" | "window_closed";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         MarkMessageReadError429: {
             headers: {
@@ -7805,6 +8077,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        MarkMessageReadError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -8716,6 +9001,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        CreateGroupError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         CreateGroupError429: {
             headers: {
@@ -8740,6 +9038,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        CreateGroupError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -8809,6 +9120,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        ListGroupsError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         ListGroupsError429: {
             headers: {
@@ -8833,6 +9157,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        ListGroupsError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -8915,6 +9252,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        GetGroupError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         GetGroupError429: {
             headers: {
@@ -8939,6 +9289,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        GetGroupError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -9021,6 +9384,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        UpdateGroupError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         UpdateGroupError429: {
             headers: {
@@ -9045,6 +9421,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        UpdateGroupError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -9127,6 +9516,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        ChangeGroupParticipantsError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         ChangeGroupParticipantsError429: {
             headers: {
@@ -9151,6 +9553,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        ChangeGroupParticipantsError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -9233,6 +9648,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        GetGroupInviteLinkError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         GetGroupInviteLinkError429: {
             headers: {
@@ -9257,6 +9685,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        GetGroupInviteLinkError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -9339,6 +9780,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        RevokeGroupInviteLinkError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         RevokeGroupInviteLinkError429: {
             headers: {
@@ -9363,6 +9817,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        RevokeGroupInviteLinkError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -9445,6 +9912,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        LeaveGroupError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         LeaveGroupError429: {
             headers: {
@@ -9469,6 +9949,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        LeaveGroupError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -9893,6 +10386,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        ArchiveChatError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         ArchiveChatError429: {
             headers: {
@@ -9917,6 +10423,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        ArchiveChatError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -9999,6 +10518,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        UnarchiveChatError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         UnarchiveChatError429: {
             headers: {
@@ -10023,6 +10555,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        UnarchiveChatError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10105,6 +10650,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        PinChatError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         PinChatError429: {
             headers: {
@@ -10129,6 +10687,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        PinChatError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10211,6 +10782,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        UnpinChatError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         UnpinChatError429: {
             headers: {
@@ -10235,6 +10819,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        UnpinChatError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10317,6 +10914,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        MuteChatError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         MuteChatError429: {
             headers: {
@@ -10341,6 +10951,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        MuteChatError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10423,6 +11046,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        UnmuteChatError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         UnmuteChatError429: {
             headers: {
@@ -10447,6 +11083,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        UnmuteChatError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10529,6 +11178,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        MarkChatUnreadError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         MarkChatUnreadError429: {
             headers: {
@@ -10553,6 +11215,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        MarkChatUnreadError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10635,6 +11310,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        MarkChatReadError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         MarkChatReadError429: {
             headers: {
@@ -10659,6 +11347,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        MarkChatReadError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10728,6 +11429,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        SubscribePresenceError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         SubscribePresenceError429: {
             headers: {
@@ -10752,6 +11466,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        SubscribePresenceError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -10900,6 +11627,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        GetContactProfileError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         GetContactProfileError429: {
             headers: {
@@ -10924,6 +11664,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        GetContactProfileError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -11099,6 +11852,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        BlockContactError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         BlockContactError429: {
             headers: {
@@ -11123,6 +11889,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        BlockContactError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -11192,6 +11971,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        ListBlocklistError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         ListBlocklistError429: {
             headers: {
@@ -11216,6 +12008,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        ListBlocklistError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -11285,6 +12090,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        UnblockContactError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         UnblockContactError429: {
             headers: {
@@ -11309,6 +12127,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        UnblockContactError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -11378,6 +12209,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        GetNewChatQuotaError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         GetNewChatQuotaError429: {
             headers: {
@@ -11402,6 +12246,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        GetNewChatQuotaError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
                 };
             };
         };
@@ -14394,6 +15251,230 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        SetAccountNumberCloudSettingsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        SetAccountNumberCloudSettingsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        SetAccountNumberCloudSettingsError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SetAccountNumberCloudSettingsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SetAccountNumberCloudSettingsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        SetAccountNumberCloudSettingsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetAccountNumberCloudSettingsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        GetAccountNumberCloudSettingsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        GetAccountNumberCloudSettingsError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetAccountNumberCloudSettingsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetAccountNumberCloudSettingsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ClearAccountNumberCloudSettingsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ClearAccountNumberCloudSettingsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        ClearAccountNumberCloudSettingsError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ClearAccountNumberCloudSettingsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ClearAccountNumberCloudSettingsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ClearAccountNumberCloudSettingsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         ListAuditEventsError400: {
             headers: {
@@ -14795,6 +15876,10 @@ export type LogoutNumberSessionResponse = components['schemas']['LogoutNumberSes
 export type SetAccountNumberProxyRequest = components['schemas']['SetAccountNumberProxyRequest'];
 export type SetAccountNumberProxyResponse = components['schemas']['SetAccountNumberProxyResponse'];
 export type ClearAccountNumberProxyResponse = components['schemas']['ClearAccountNumberProxyResponse'];
+export type SetAccountNumberCloudSettingsRequest = components['schemas']['SetAccountNumberCloudSettingsRequest'];
+export type SetAccountNumberCloudSettingsResponse = components['schemas']['SetAccountNumberCloudSettingsResponse'];
+export type GetAccountNumberCloudSettingsResponse = components['schemas']['GetAccountNumberCloudSettingsResponse'];
+export type ClearAccountNumberCloudSettingsResponse = components['schemas']['ClearAccountNumberCloudSettingsResponse'];
 export type ListAuditEventsResponse = components['schemas']['ListAuditEventsResponse'];
 export type ResponseCheckHealthError400 = components['responses']['CheckHealthError400'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
@@ -14807,6 +15892,7 @@ export type ResponseSendMessageError413 = components['responses']['SendMessageEr
 export type ResponseSendMessageError422 = components['responses']['SendMessageError422'];
 export type ResponseSendMessageError429 = components['responses']['SendMessageError429'];
 export type ResponseSendMessageError500 = components['responses']['SendMessageError500'];
+export type ResponseSendMessageError502 = components['responses']['SendMessageError502'];
 export type ResponseSendMessageError503 = components['responses']['SendMessageError503'];
 export type ResponseSimulateIncomingMessageError400 = components['responses']['SimulateIncomingMessageError400'];
 export type ResponseSimulateIncomingMessageError401 = components['responses']['SimulateIncomingMessageError401'];
@@ -14852,15 +15938,19 @@ export type ResponseCheckNumbersError400 = components['responses']['CheckNumbers
 export type ResponseCheckNumbersError401 = components['responses']['CheckNumbersError401'];
 export type ResponseCheckNumbersError403 = components['responses']['CheckNumbersError403'];
 export type ResponseCheckNumbersError413 = components['responses']['CheckNumbersError413'];
+export type ResponseCheckNumbersError422 = components['responses']['CheckNumbersError422'];
 export type ResponseCheckNumbersError429 = components['responses']['CheckNumbersError429'];
 export type ResponseCheckNumbersError500 = components['responses']['CheckNumbersError500'];
+export type ResponseCheckNumbersError502 = components['responses']['CheckNumbersError502'];
 export type ResponseCheckNumbersError503 = components['responses']['CheckNumbersError503'];
 export type ResponseShowTypingError400 = components['responses']['ShowTypingError400'];
 export type ResponseShowTypingError401 = components['responses']['ShowTypingError401'];
 export type ResponseShowTypingError403 = components['responses']['ShowTypingError403'];
 export type ResponseShowTypingError413 = components['responses']['ShowTypingError413'];
+export type ResponseShowTypingError422 = components['responses']['ShowTypingError422'];
 export type ResponseShowTypingError429 = components['responses']['ShowTypingError429'];
 export type ResponseShowTypingError500 = components['responses']['ShowTypingError500'];
+export type ResponseShowTypingError502 = components['responses']['ShowTypingError502'];
 export type ResponseShowTypingError503 = components['responses']['ShowTypingError503'];
 export type ResponseSendReactionError400 = components['responses']['SendReactionError400'];
 export type ResponseSendReactionError401 = components['responses']['SendReactionError401'];
@@ -14868,8 +15958,10 @@ export type ResponseSendReactionError403 = components['responses']['SendReaction
 export type ResponseSendReactionError404 = components['responses']['SendReactionError404'];
 export type ResponseSendReactionError409 = components['responses']['SendReactionError409'];
 export type ResponseSendReactionError413 = components['responses']['SendReactionError413'];
+export type ResponseSendReactionError422 = components['responses']['SendReactionError422'];
 export type ResponseSendReactionError429 = components['responses']['SendReactionError429'];
 export type ResponseSendReactionError500 = components['responses']['SendReactionError500'];
+export type ResponseSendReactionError502 = components['responses']['SendReactionError502'];
 export type ResponseSendReactionError503 = components['responses']['SendReactionError503'];
 export type ResponseEditMessageError400 = components['responses']['EditMessageError400'];
 export type ResponseEditMessageError401 = components['responses']['EditMessageError401'];
@@ -14877,8 +15969,10 @@ export type ResponseEditMessageError403 = components['responses']['EditMessageEr
 export type ResponseEditMessageError404 = components['responses']['EditMessageError404'];
 export type ResponseEditMessageError409 = components['responses']['EditMessageError409'];
 export type ResponseEditMessageError413 = components['responses']['EditMessageError413'];
+export type ResponseEditMessageError422 = components['responses']['EditMessageError422'];
 export type ResponseEditMessageError429 = components['responses']['EditMessageError429'];
 export type ResponseEditMessageError500 = components['responses']['EditMessageError500'];
+export type ResponseEditMessageError502 = components['responses']['EditMessageError502'];
 export type ResponseEditMessageError503 = components['responses']['EditMessageError503'];
 export type ResponseRevokeMessageError400 = components['responses']['RevokeMessageError400'];
 export type ResponseRevokeMessageError401 = components['responses']['RevokeMessageError401'];
@@ -14886,8 +15980,10 @@ export type ResponseRevokeMessageError403 = components['responses']['RevokeMessa
 export type ResponseRevokeMessageError404 = components['responses']['RevokeMessageError404'];
 export type ResponseRevokeMessageError409 = components['responses']['RevokeMessageError409'];
 export type ResponseRevokeMessageError413 = components['responses']['RevokeMessageError413'];
+export type ResponseRevokeMessageError422 = components['responses']['RevokeMessageError422'];
 export type ResponseRevokeMessageError429 = components['responses']['RevokeMessageError429'];
 export type ResponseRevokeMessageError500 = components['responses']['RevokeMessageError500'];
+export type ResponseRevokeMessageError502 = components['responses']['RevokeMessageError502'];
 export type ResponseRevokeMessageError503 = components['responses']['RevokeMessageError503'];
 export type ResponseCancelMessageError400 = components['responses']['CancelMessageError400'];
 export type ResponseCancelMessageError401 = components['responses']['CancelMessageError401'];
@@ -14903,8 +15999,10 @@ export type ResponseMarkMessageReadError403 = components['responses']['MarkMessa
 export type ResponseMarkMessageReadError404 = components['responses']['MarkMessageReadError404'];
 export type ResponseMarkMessageReadError409 = components['responses']['MarkMessageReadError409'];
 export type ResponseMarkMessageReadError413 = components['responses']['MarkMessageReadError413'];
+export type ResponseMarkMessageReadError422 = components['responses']['MarkMessageReadError422'];
 export type ResponseMarkMessageReadError429 = components['responses']['MarkMessageReadError429'];
 export type ResponseMarkMessageReadError500 = components['responses']['MarkMessageReadError500'];
+export type ResponseMarkMessageReadError502 = components['responses']['MarkMessageReadError502'];
 export type ResponseMarkMessageReadError503 = components['responses']['MarkMessageReadError503'];
 export type ResponseListMessagesError400 = components['responses']['ListMessagesError400'];
 export type ResponseListMessagesError401 = components['responses']['ListMessagesError401'];
@@ -14974,63 +16072,79 @@ export type ResponseCreateGroupError400 = components['responses']['CreateGroupEr
 export type ResponseCreateGroupError401 = components['responses']['CreateGroupError401'];
 export type ResponseCreateGroupError403 = components['responses']['CreateGroupError403'];
 export type ResponseCreateGroupError413 = components['responses']['CreateGroupError413'];
+export type ResponseCreateGroupError422 = components['responses']['CreateGroupError422'];
 export type ResponseCreateGroupError429 = components['responses']['CreateGroupError429'];
 export type ResponseCreateGroupError500 = components['responses']['CreateGroupError500'];
+export type ResponseCreateGroupError502 = components['responses']['CreateGroupError502'];
 export type ResponseCreateGroupError503 = components['responses']['CreateGroupError503'];
 export type ResponseListGroupsError400 = components['responses']['ListGroupsError400'];
 export type ResponseListGroupsError401 = components['responses']['ListGroupsError401'];
 export type ResponseListGroupsError403 = components['responses']['ListGroupsError403'];
 export type ResponseListGroupsError413 = components['responses']['ListGroupsError413'];
+export type ResponseListGroupsError422 = components['responses']['ListGroupsError422'];
 export type ResponseListGroupsError429 = components['responses']['ListGroupsError429'];
 export type ResponseListGroupsError500 = components['responses']['ListGroupsError500'];
+export type ResponseListGroupsError502 = components['responses']['ListGroupsError502'];
 export type ResponseListGroupsError503 = components['responses']['ListGroupsError503'];
 export type ResponseGetGroupError400 = components['responses']['GetGroupError400'];
 export type ResponseGetGroupError401 = components['responses']['GetGroupError401'];
 export type ResponseGetGroupError403 = components['responses']['GetGroupError403'];
 export type ResponseGetGroupError404 = components['responses']['GetGroupError404'];
 export type ResponseGetGroupError413 = components['responses']['GetGroupError413'];
+export type ResponseGetGroupError422 = components['responses']['GetGroupError422'];
 export type ResponseGetGroupError429 = components['responses']['GetGroupError429'];
 export type ResponseGetGroupError500 = components['responses']['GetGroupError500'];
+export type ResponseGetGroupError502 = components['responses']['GetGroupError502'];
 export type ResponseGetGroupError503 = components['responses']['GetGroupError503'];
 export type ResponseUpdateGroupError400 = components['responses']['UpdateGroupError400'];
 export type ResponseUpdateGroupError401 = components['responses']['UpdateGroupError401'];
 export type ResponseUpdateGroupError403 = components['responses']['UpdateGroupError403'];
 export type ResponseUpdateGroupError404 = components['responses']['UpdateGroupError404'];
 export type ResponseUpdateGroupError413 = components['responses']['UpdateGroupError413'];
+export type ResponseUpdateGroupError422 = components['responses']['UpdateGroupError422'];
 export type ResponseUpdateGroupError429 = components['responses']['UpdateGroupError429'];
 export type ResponseUpdateGroupError500 = components['responses']['UpdateGroupError500'];
+export type ResponseUpdateGroupError502 = components['responses']['UpdateGroupError502'];
 export type ResponseUpdateGroupError503 = components['responses']['UpdateGroupError503'];
 export type ResponseChangeGroupParticipantsError400 = components['responses']['ChangeGroupParticipantsError400'];
 export type ResponseChangeGroupParticipantsError401 = components['responses']['ChangeGroupParticipantsError401'];
 export type ResponseChangeGroupParticipantsError403 = components['responses']['ChangeGroupParticipantsError403'];
 export type ResponseChangeGroupParticipantsError404 = components['responses']['ChangeGroupParticipantsError404'];
 export type ResponseChangeGroupParticipantsError413 = components['responses']['ChangeGroupParticipantsError413'];
+export type ResponseChangeGroupParticipantsError422 = components['responses']['ChangeGroupParticipantsError422'];
 export type ResponseChangeGroupParticipantsError429 = components['responses']['ChangeGroupParticipantsError429'];
 export type ResponseChangeGroupParticipantsError500 = components['responses']['ChangeGroupParticipantsError500'];
+export type ResponseChangeGroupParticipantsError502 = components['responses']['ChangeGroupParticipantsError502'];
 export type ResponseChangeGroupParticipantsError503 = components['responses']['ChangeGroupParticipantsError503'];
 export type ResponseGetGroupInviteLinkError400 = components['responses']['GetGroupInviteLinkError400'];
 export type ResponseGetGroupInviteLinkError401 = components['responses']['GetGroupInviteLinkError401'];
 export type ResponseGetGroupInviteLinkError403 = components['responses']['GetGroupInviteLinkError403'];
 export type ResponseGetGroupInviteLinkError404 = components['responses']['GetGroupInviteLinkError404'];
 export type ResponseGetGroupInviteLinkError413 = components['responses']['GetGroupInviteLinkError413'];
+export type ResponseGetGroupInviteLinkError422 = components['responses']['GetGroupInviteLinkError422'];
 export type ResponseGetGroupInviteLinkError429 = components['responses']['GetGroupInviteLinkError429'];
 export type ResponseGetGroupInviteLinkError500 = components['responses']['GetGroupInviteLinkError500'];
+export type ResponseGetGroupInviteLinkError502 = components['responses']['GetGroupInviteLinkError502'];
 export type ResponseGetGroupInviteLinkError503 = components['responses']['GetGroupInviteLinkError503'];
 export type ResponseRevokeGroupInviteLinkError400 = components['responses']['RevokeGroupInviteLinkError400'];
 export type ResponseRevokeGroupInviteLinkError401 = components['responses']['RevokeGroupInviteLinkError401'];
 export type ResponseRevokeGroupInviteLinkError403 = components['responses']['RevokeGroupInviteLinkError403'];
 export type ResponseRevokeGroupInviteLinkError404 = components['responses']['RevokeGroupInviteLinkError404'];
 export type ResponseRevokeGroupInviteLinkError413 = components['responses']['RevokeGroupInviteLinkError413'];
+export type ResponseRevokeGroupInviteLinkError422 = components['responses']['RevokeGroupInviteLinkError422'];
 export type ResponseRevokeGroupInviteLinkError429 = components['responses']['RevokeGroupInviteLinkError429'];
 export type ResponseRevokeGroupInviteLinkError500 = components['responses']['RevokeGroupInviteLinkError500'];
+export type ResponseRevokeGroupInviteLinkError502 = components['responses']['RevokeGroupInviteLinkError502'];
 export type ResponseRevokeGroupInviteLinkError503 = components['responses']['RevokeGroupInviteLinkError503'];
 export type ResponseLeaveGroupError400 = components['responses']['LeaveGroupError400'];
 export type ResponseLeaveGroupError401 = components['responses']['LeaveGroupError401'];
 export type ResponseLeaveGroupError403 = components['responses']['LeaveGroupError403'];
 export type ResponseLeaveGroupError404 = components['responses']['LeaveGroupError404'];
 export type ResponseLeaveGroupError413 = components['responses']['LeaveGroupError413'];
+export type ResponseLeaveGroupError422 = components['responses']['LeaveGroupError422'];
 export type ResponseLeaveGroupError429 = components['responses']['LeaveGroupError429'];
 export type ResponseLeaveGroupError500 = components['responses']['LeaveGroupError500'];
+export type ResponseLeaveGroupError502 = components['responses']['LeaveGroupError502'];
 export type ResponseLeaveGroupError503 = components['responses']['LeaveGroupError503'];
 export type ResponseLinkMediaError400 = components['responses']['LinkMediaError400'];
 export type ResponseLinkMediaError401 = components['responses']['LinkMediaError401'];
@@ -15063,71 +16177,89 @@ export type ResponseArchiveChatError401 = components['responses']['ArchiveChatEr
 export type ResponseArchiveChatError403 = components['responses']['ArchiveChatError403'];
 export type ResponseArchiveChatError404 = components['responses']['ArchiveChatError404'];
 export type ResponseArchiveChatError413 = components['responses']['ArchiveChatError413'];
+export type ResponseArchiveChatError422 = components['responses']['ArchiveChatError422'];
 export type ResponseArchiveChatError429 = components['responses']['ArchiveChatError429'];
 export type ResponseArchiveChatError500 = components['responses']['ArchiveChatError500'];
+export type ResponseArchiveChatError502 = components['responses']['ArchiveChatError502'];
 export type ResponseArchiveChatError503 = components['responses']['ArchiveChatError503'];
 export type ResponseUnarchiveChatError400 = components['responses']['UnarchiveChatError400'];
 export type ResponseUnarchiveChatError401 = components['responses']['UnarchiveChatError401'];
 export type ResponseUnarchiveChatError403 = components['responses']['UnarchiveChatError403'];
 export type ResponseUnarchiveChatError404 = components['responses']['UnarchiveChatError404'];
 export type ResponseUnarchiveChatError413 = components['responses']['UnarchiveChatError413'];
+export type ResponseUnarchiveChatError422 = components['responses']['UnarchiveChatError422'];
 export type ResponseUnarchiveChatError429 = components['responses']['UnarchiveChatError429'];
 export type ResponseUnarchiveChatError500 = components['responses']['UnarchiveChatError500'];
+export type ResponseUnarchiveChatError502 = components['responses']['UnarchiveChatError502'];
 export type ResponseUnarchiveChatError503 = components['responses']['UnarchiveChatError503'];
 export type ResponsePinChatError400 = components['responses']['PinChatError400'];
 export type ResponsePinChatError401 = components['responses']['PinChatError401'];
 export type ResponsePinChatError403 = components['responses']['PinChatError403'];
 export type ResponsePinChatError404 = components['responses']['PinChatError404'];
 export type ResponsePinChatError413 = components['responses']['PinChatError413'];
+export type ResponsePinChatError422 = components['responses']['PinChatError422'];
 export type ResponsePinChatError429 = components['responses']['PinChatError429'];
 export type ResponsePinChatError500 = components['responses']['PinChatError500'];
+export type ResponsePinChatError502 = components['responses']['PinChatError502'];
 export type ResponsePinChatError503 = components['responses']['PinChatError503'];
 export type ResponseUnpinChatError400 = components['responses']['UnpinChatError400'];
 export type ResponseUnpinChatError401 = components['responses']['UnpinChatError401'];
 export type ResponseUnpinChatError403 = components['responses']['UnpinChatError403'];
 export type ResponseUnpinChatError404 = components['responses']['UnpinChatError404'];
 export type ResponseUnpinChatError413 = components['responses']['UnpinChatError413'];
+export type ResponseUnpinChatError422 = components['responses']['UnpinChatError422'];
 export type ResponseUnpinChatError429 = components['responses']['UnpinChatError429'];
 export type ResponseUnpinChatError500 = components['responses']['UnpinChatError500'];
+export type ResponseUnpinChatError502 = components['responses']['UnpinChatError502'];
 export type ResponseUnpinChatError503 = components['responses']['UnpinChatError503'];
 export type ResponseMuteChatError400 = components['responses']['MuteChatError400'];
 export type ResponseMuteChatError401 = components['responses']['MuteChatError401'];
 export type ResponseMuteChatError403 = components['responses']['MuteChatError403'];
 export type ResponseMuteChatError404 = components['responses']['MuteChatError404'];
 export type ResponseMuteChatError413 = components['responses']['MuteChatError413'];
+export type ResponseMuteChatError422 = components['responses']['MuteChatError422'];
 export type ResponseMuteChatError429 = components['responses']['MuteChatError429'];
 export type ResponseMuteChatError500 = components['responses']['MuteChatError500'];
+export type ResponseMuteChatError502 = components['responses']['MuteChatError502'];
 export type ResponseMuteChatError503 = components['responses']['MuteChatError503'];
 export type ResponseUnmuteChatError400 = components['responses']['UnmuteChatError400'];
 export type ResponseUnmuteChatError401 = components['responses']['UnmuteChatError401'];
 export type ResponseUnmuteChatError403 = components['responses']['UnmuteChatError403'];
 export type ResponseUnmuteChatError404 = components['responses']['UnmuteChatError404'];
 export type ResponseUnmuteChatError413 = components['responses']['UnmuteChatError413'];
+export type ResponseUnmuteChatError422 = components['responses']['UnmuteChatError422'];
 export type ResponseUnmuteChatError429 = components['responses']['UnmuteChatError429'];
 export type ResponseUnmuteChatError500 = components['responses']['UnmuteChatError500'];
+export type ResponseUnmuteChatError502 = components['responses']['UnmuteChatError502'];
 export type ResponseUnmuteChatError503 = components['responses']['UnmuteChatError503'];
 export type ResponseMarkChatUnreadError400 = components['responses']['MarkChatUnreadError400'];
 export type ResponseMarkChatUnreadError401 = components['responses']['MarkChatUnreadError401'];
 export type ResponseMarkChatUnreadError403 = components['responses']['MarkChatUnreadError403'];
 export type ResponseMarkChatUnreadError404 = components['responses']['MarkChatUnreadError404'];
 export type ResponseMarkChatUnreadError413 = components['responses']['MarkChatUnreadError413'];
+export type ResponseMarkChatUnreadError422 = components['responses']['MarkChatUnreadError422'];
 export type ResponseMarkChatUnreadError429 = components['responses']['MarkChatUnreadError429'];
 export type ResponseMarkChatUnreadError500 = components['responses']['MarkChatUnreadError500'];
+export type ResponseMarkChatUnreadError502 = components['responses']['MarkChatUnreadError502'];
 export type ResponseMarkChatUnreadError503 = components['responses']['MarkChatUnreadError503'];
 export type ResponseMarkChatReadError400 = components['responses']['MarkChatReadError400'];
 export type ResponseMarkChatReadError401 = components['responses']['MarkChatReadError401'];
 export type ResponseMarkChatReadError403 = components['responses']['MarkChatReadError403'];
 export type ResponseMarkChatReadError404 = components['responses']['MarkChatReadError404'];
 export type ResponseMarkChatReadError413 = components['responses']['MarkChatReadError413'];
+export type ResponseMarkChatReadError422 = components['responses']['MarkChatReadError422'];
 export type ResponseMarkChatReadError429 = components['responses']['MarkChatReadError429'];
 export type ResponseMarkChatReadError500 = components['responses']['MarkChatReadError500'];
+export type ResponseMarkChatReadError502 = components['responses']['MarkChatReadError502'];
 export type ResponseMarkChatReadError503 = components['responses']['MarkChatReadError503'];
 export type ResponseSubscribePresenceError400 = components['responses']['SubscribePresenceError400'];
 export type ResponseSubscribePresenceError401 = components['responses']['SubscribePresenceError401'];
 export type ResponseSubscribePresenceError403 = components['responses']['SubscribePresenceError403'];
 export type ResponseSubscribePresenceError413 = components['responses']['SubscribePresenceError413'];
+export type ResponseSubscribePresenceError422 = components['responses']['SubscribePresenceError422'];
 export type ResponseSubscribePresenceError429 = components['responses']['SubscribePresenceError429'];
 export type ResponseSubscribePresenceError500 = components['responses']['SubscribePresenceError500'];
+export type ResponseSubscribePresenceError502 = components['responses']['SubscribePresenceError502'];
 export type ResponseSubscribePresenceError503 = components['responses']['SubscribePresenceError503'];
 export type ResponseGetPresenceError400 = components['responses']['GetPresenceError400'];
 export type ResponseGetPresenceError401 = components['responses']['GetPresenceError401'];
@@ -15139,8 +16271,10 @@ export type ResponseGetContactProfileError400 = components['responses']['GetCont
 export type ResponseGetContactProfileError401 = components['responses']['GetContactProfileError401'];
 export type ResponseGetContactProfileError403 = components['responses']['GetContactProfileError403'];
 export type ResponseGetContactProfileError413 = components['responses']['GetContactProfileError413'];
+export type ResponseGetContactProfileError422 = components['responses']['GetContactProfileError422'];
 export type ResponseGetContactProfileError429 = components['responses']['GetContactProfileError429'];
 export type ResponseGetContactProfileError500 = components['responses']['GetContactProfileError500'];
+export type ResponseGetContactProfileError502 = components['responses']['GetContactProfileError502'];
 export type ResponseGetContactProfileError503 = components['responses']['GetContactProfileError503'];
 export type ResponseUpdateNumberProfileError400 = components['responses']['UpdateNumberProfileError400'];
 export type ResponseUpdateNumberProfileError401 = components['responses']['UpdateNumberProfileError401'];
@@ -15154,29 +16288,37 @@ export type ResponseBlockContactError400 = components['responses']['BlockContact
 export type ResponseBlockContactError401 = components['responses']['BlockContactError401'];
 export type ResponseBlockContactError403 = components['responses']['BlockContactError403'];
 export type ResponseBlockContactError413 = components['responses']['BlockContactError413'];
+export type ResponseBlockContactError422 = components['responses']['BlockContactError422'];
 export type ResponseBlockContactError429 = components['responses']['BlockContactError429'];
 export type ResponseBlockContactError500 = components['responses']['BlockContactError500'];
+export type ResponseBlockContactError502 = components['responses']['BlockContactError502'];
 export type ResponseBlockContactError503 = components['responses']['BlockContactError503'];
 export type ResponseListBlocklistError400 = components['responses']['ListBlocklistError400'];
 export type ResponseListBlocklistError401 = components['responses']['ListBlocklistError401'];
 export type ResponseListBlocklistError403 = components['responses']['ListBlocklistError403'];
 export type ResponseListBlocklistError413 = components['responses']['ListBlocklistError413'];
+export type ResponseListBlocklistError422 = components['responses']['ListBlocklistError422'];
 export type ResponseListBlocklistError429 = components['responses']['ListBlocklistError429'];
 export type ResponseListBlocklistError500 = components['responses']['ListBlocklistError500'];
+export type ResponseListBlocklistError502 = components['responses']['ListBlocklistError502'];
 export type ResponseListBlocklistError503 = components['responses']['ListBlocklistError503'];
 export type ResponseUnblockContactError400 = components['responses']['UnblockContactError400'];
 export type ResponseUnblockContactError401 = components['responses']['UnblockContactError401'];
 export type ResponseUnblockContactError403 = components['responses']['UnblockContactError403'];
 export type ResponseUnblockContactError413 = components['responses']['UnblockContactError413'];
+export type ResponseUnblockContactError422 = components['responses']['UnblockContactError422'];
 export type ResponseUnblockContactError429 = components['responses']['UnblockContactError429'];
 export type ResponseUnblockContactError500 = components['responses']['UnblockContactError500'];
+export type ResponseUnblockContactError502 = components['responses']['UnblockContactError502'];
 export type ResponseUnblockContactError503 = components['responses']['UnblockContactError503'];
 export type ResponseGetNewChatQuotaError400 = components['responses']['GetNewChatQuotaError400'];
 export type ResponseGetNewChatQuotaError401 = components['responses']['GetNewChatQuotaError401'];
 export type ResponseGetNewChatQuotaError403 = components['responses']['GetNewChatQuotaError403'];
 export type ResponseGetNewChatQuotaError413 = components['responses']['GetNewChatQuotaError413'];
+export type ResponseGetNewChatQuotaError422 = components['responses']['GetNewChatQuotaError422'];
 export type ResponseGetNewChatQuotaError429 = components['responses']['GetNewChatQuotaError429'];
 export type ResponseGetNewChatQuotaError500 = components['responses']['GetNewChatQuotaError500'];
+export type ResponseGetNewChatQuotaError502 = components['responses']['GetNewChatQuotaError502'];
 export type ResponseGetNewChatQuotaError503 = components['responses']['GetNewChatQuotaError503'];
 export type ResponseUpdateAccountSettingsError400 = components['responses']['UpdateAccountSettingsError400'];
 export type ResponseUpdateAccountSettingsError401 = components['responses']['UpdateAccountSettingsError401'];
@@ -15404,6 +16546,23 @@ export type ResponseClearAccountNumberProxyError404 = components['responses']['C
 export type ResponseClearAccountNumberProxyError413 = components['responses']['ClearAccountNumberProxyError413'];
 export type ResponseClearAccountNumberProxyError500 = components['responses']['ClearAccountNumberProxyError500'];
 export type ResponseClearAccountNumberProxyError503 = components['responses']['ClearAccountNumberProxyError503'];
+export type ResponseSetAccountNumberCloudSettingsError400 = components['responses']['SetAccountNumberCloudSettingsError400'];
+export type ResponseSetAccountNumberCloudSettingsError401 = components['responses']['SetAccountNumberCloudSettingsError401'];
+export type ResponseSetAccountNumberCloudSettingsError404 = components['responses']['SetAccountNumberCloudSettingsError404'];
+export type ResponseSetAccountNumberCloudSettingsError413 = components['responses']['SetAccountNumberCloudSettingsError413'];
+export type ResponseSetAccountNumberCloudSettingsError500 = components['responses']['SetAccountNumberCloudSettingsError500'];
+export type ResponseSetAccountNumberCloudSettingsError503 = components['responses']['SetAccountNumberCloudSettingsError503'];
+export type ResponseGetAccountNumberCloudSettingsError400 = components['responses']['GetAccountNumberCloudSettingsError400'];
+export type ResponseGetAccountNumberCloudSettingsError401 = components['responses']['GetAccountNumberCloudSettingsError401'];
+export type ResponseGetAccountNumberCloudSettingsError404 = components['responses']['GetAccountNumberCloudSettingsError404'];
+export type ResponseGetAccountNumberCloudSettingsError500 = components['responses']['GetAccountNumberCloudSettingsError500'];
+export type ResponseGetAccountNumberCloudSettingsError503 = components['responses']['GetAccountNumberCloudSettingsError503'];
+export type ResponseClearAccountNumberCloudSettingsError400 = components['responses']['ClearAccountNumberCloudSettingsError400'];
+export type ResponseClearAccountNumberCloudSettingsError401 = components['responses']['ClearAccountNumberCloudSettingsError401'];
+export type ResponseClearAccountNumberCloudSettingsError404 = components['responses']['ClearAccountNumberCloudSettingsError404'];
+export type ResponseClearAccountNumberCloudSettingsError413 = components['responses']['ClearAccountNumberCloudSettingsError413'];
+export type ResponseClearAccountNumberCloudSettingsError500 = components['responses']['ClearAccountNumberCloudSettingsError500'];
+export type ResponseClearAccountNumberCloudSettingsError503 = components['responses']['ClearAccountNumberCloudSettingsError503'];
 export type ResponseListAuditEventsError400 = components['responses']['ListAuditEventsError400'];
 export type ResponseListAuditEventsError401 = components['responses']['ListAuditEventsError401'];
 export type ResponseListAuditEventsError500 = components['responses']['ListAuditEventsError500'];
@@ -15528,6 +16687,7 @@ export interface operations {
             422: components["responses"]["SendMessageError422"];
             429: components["responses"]["SendMessageError429"];
             500: components["responses"]["SendMessageError500"];
+            502: components["responses"]["SendMessageError502"];
             503: components["responses"]["SendMessageError503"];
         };
     };
@@ -15723,8 +16883,10 @@ export interface operations {
             401: components["responses"]["CheckNumbersError401"];
             403: components["responses"]["CheckNumbersError403"];
             413: components["responses"]["CheckNumbersError413"];
+            422: components["responses"]["CheckNumbersError422"];
             429: components["responses"]["CheckNumbersError429"];
             500: components["responses"]["CheckNumbersError500"];
+            502: components["responses"]["CheckNumbersError502"];
             503: components["responses"]["CheckNumbersError503"];
         };
     };
@@ -15755,8 +16917,10 @@ export interface operations {
             401: components["responses"]["ShowTypingError401"];
             403: components["responses"]["ShowTypingError403"];
             413: components["responses"]["ShowTypingError413"];
+            422: components["responses"]["ShowTypingError422"];
             429: components["responses"]["ShowTypingError429"];
             500: components["responses"]["ShowTypingError500"];
+            502: components["responses"]["ShowTypingError502"];
             503: components["responses"]["ShowTypingError503"];
         };
     };
@@ -15789,8 +16953,10 @@ export interface operations {
             404: components["responses"]["SendReactionError404"];
             409: components["responses"]["SendReactionError409"];
             413: components["responses"]["SendReactionError413"];
+            422: components["responses"]["SendReactionError422"];
             429: components["responses"]["SendReactionError429"];
             500: components["responses"]["SendReactionError500"];
+            502: components["responses"]["SendReactionError502"];
             503: components["responses"]["SendReactionError503"];
         };
     };
@@ -15825,8 +16991,10 @@ export interface operations {
             404: components["responses"]["EditMessageError404"];
             409: components["responses"]["EditMessageError409"];
             413: components["responses"]["EditMessageError413"];
+            422: components["responses"]["EditMessageError422"];
             429: components["responses"]["EditMessageError429"];
             500: components["responses"]["EditMessageError500"];
+            502: components["responses"]["EditMessageError502"];
             503: components["responses"]["EditMessageError503"];
         };
     };
@@ -15857,8 +17025,10 @@ export interface operations {
             404: components["responses"]["RevokeMessageError404"];
             409: components["responses"]["RevokeMessageError409"];
             413: components["responses"]["RevokeMessageError413"];
+            422: components["responses"]["RevokeMessageError422"];
             429: components["responses"]["RevokeMessageError429"];
             500: components["responses"]["RevokeMessageError500"];
+            502: components["responses"]["RevokeMessageError502"];
             503: components["responses"]["RevokeMessageError503"];
         };
     };
@@ -15920,8 +17090,10 @@ export interface operations {
             404: components["responses"]["MarkMessageReadError404"];
             409: components["responses"]["MarkMessageReadError409"];
             413: components["responses"]["MarkMessageReadError413"];
+            422: components["responses"]["MarkMessageReadError422"];
             429: components["responses"]["MarkMessageReadError429"];
             500: components["responses"]["MarkMessageReadError500"];
+            502: components["responses"]["MarkMessageReadError502"];
             503: components["responses"]["MarkMessageReadError503"];
         };
     };
@@ -16294,8 +17466,10 @@ export interface operations {
             401: components["responses"]["ListGroupsError401"];
             403: components["responses"]["ListGroupsError403"];
             413: components["responses"]["ListGroupsError413"];
+            422: components["responses"]["ListGroupsError422"];
             429: components["responses"]["ListGroupsError429"];
             500: components["responses"]["ListGroupsError500"];
+            502: components["responses"]["ListGroupsError502"];
             503: components["responses"]["ListGroupsError503"];
         };
     };
@@ -16326,8 +17500,10 @@ export interface operations {
             401: components["responses"]["CreateGroupError401"];
             403: components["responses"]["CreateGroupError403"];
             413: components["responses"]["CreateGroupError413"];
+            422: components["responses"]["CreateGroupError422"];
             429: components["responses"]["CreateGroupError429"];
             500: components["responses"]["CreateGroupError500"];
+            502: components["responses"]["CreateGroupError502"];
             503: components["responses"]["CreateGroupError503"];
         };
     };
@@ -16360,8 +17536,10 @@ export interface operations {
             403: components["responses"]["GetGroupError403"];
             404: components["responses"]["GetGroupError404"];
             413: components["responses"]["GetGroupError413"];
+            422: components["responses"]["GetGroupError422"];
             429: components["responses"]["GetGroupError429"];
             500: components["responses"]["GetGroupError500"];
+            502: components["responses"]["GetGroupError502"];
             503: components["responses"]["GetGroupError503"];
         };
     };
@@ -16396,8 +17574,10 @@ export interface operations {
             403: components["responses"]["UpdateGroupError403"];
             404: components["responses"]["UpdateGroupError404"];
             413: components["responses"]["UpdateGroupError413"];
+            422: components["responses"]["UpdateGroupError422"];
             429: components["responses"]["UpdateGroupError429"];
             500: components["responses"]["UpdateGroupError500"];
+            502: components["responses"]["UpdateGroupError502"];
             503: components["responses"]["UpdateGroupError503"];
         };
     };
@@ -16432,8 +17612,10 @@ export interface operations {
             403: components["responses"]["ChangeGroupParticipantsError403"];
             404: components["responses"]["ChangeGroupParticipantsError404"];
             413: components["responses"]["ChangeGroupParticipantsError413"];
+            422: components["responses"]["ChangeGroupParticipantsError422"];
             429: components["responses"]["ChangeGroupParticipantsError429"];
             500: components["responses"]["ChangeGroupParticipantsError500"];
+            502: components["responses"]["ChangeGroupParticipantsError502"];
             503: components["responses"]["ChangeGroupParticipantsError503"];
         };
     };
@@ -16467,8 +17649,10 @@ export interface operations {
             403: components["responses"]["GetGroupInviteLinkError403"];
             404: components["responses"]["GetGroupInviteLinkError404"];
             413: components["responses"]["GetGroupInviteLinkError413"];
+            422: components["responses"]["GetGroupInviteLinkError422"];
             429: components["responses"]["GetGroupInviteLinkError429"];
             500: components["responses"]["GetGroupInviteLinkError500"];
+            502: components["responses"]["GetGroupInviteLinkError502"];
             503: components["responses"]["GetGroupInviteLinkError503"];
         };
     };
@@ -16503,8 +17687,10 @@ export interface operations {
             403: components["responses"]["RevokeGroupInviteLinkError403"];
             404: components["responses"]["RevokeGroupInviteLinkError404"];
             413: components["responses"]["RevokeGroupInviteLinkError413"];
+            422: components["responses"]["RevokeGroupInviteLinkError422"];
             429: components["responses"]["RevokeGroupInviteLinkError429"];
             500: components["responses"]["RevokeGroupInviteLinkError500"];
+            502: components["responses"]["RevokeGroupInviteLinkError502"];
             503: components["responses"]["RevokeGroupInviteLinkError503"];
         };
     };
@@ -16539,8 +17725,10 @@ export interface operations {
             403: components["responses"]["LeaveGroupError403"];
             404: components["responses"]["LeaveGroupError404"];
             413: components["responses"]["LeaveGroupError413"];
+            422: components["responses"]["LeaveGroupError422"];
             429: components["responses"]["LeaveGroupError429"];
             500: components["responses"]["LeaveGroupError500"];
+            502: components["responses"]["LeaveGroupError502"];
             503: components["responses"]["LeaveGroupError503"];
         };
     };
@@ -16716,8 +17904,10 @@ export interface operations {
             403: components["responses"]["ArchiveChatError403"];
             404: components["responses"]["ArchiveChatError404"];
             413: components["responses"]["ArchiveChatError413"];
+            422: components["responses"]["ArchiveChatError422"];
             429: components["responses"]["ArchiveChatError429"];
             500: components["responses"]["ArchiveChatError500"];
+            502: components["responses"]["ArchiveChatError502"];
             503: components["responses"]["ArchiveChatError503"];
         };
     };
@@ -16752,8 +17942,10 @@ export interface operations {
             403: components["responses"]["UnarchiveChatError403"];
             404: components["responses"]["UnarchiveChatError404"];
             413: components["responses"]["UnarchiveChatError413"];
+            422: components["responses"]["UnarchiveChatError422"];
             429: components["responses"]["UnarchiveChatError429"];
             500: components["responses"]["UnarchiveChatError500"];
+            502: components["responses"]["UnarchiveChatError502"];
             503: components["responses"]["UnarchiveChatError503"];
         };
     };
@@ -16788,8 +17980,10 @@ export interface operations {
             403: components["responses"]["PinChatError403"];
             404: components["responses"]["PinChatError404"];
             413: components["responses"]["PinChatError413"];
+            422: components["responses"]["PinChatError422"];
             429: components["responses"]["PinChatError429"];
             500: components["responses"]["PinChatError500"];
+            502: components["responses"]["PinChatError502"];
             503: components["responses"]["PinChatError503"];
         };
     };
@@ -16824,8 +18018,10 @@ export interface operations {
             403: components["responses"]["UnpinChatError403"];
             404: components["responses"]["UnpinChatError404"];
             413: components["responses"]["UnpinChatError413"];
+            422: components["responses"]["UnpinChatError422"];
             429: components["responses"]["UnpinChatError429"];
             500: components["responses"]["UnpinChatError500"];
+            502: components["responses"]["UnpinChatError502"];
             503: components["responses"]["UnpinChatError503"];
         };
     };
@@ -16860,8 +18056,10 @@ export interface operations {
             403: components["responses"]["MuteChatError403"];
             404: components["responses"]["MuteChatError404"];
             413: components["responses"]["MuteChatError413"];
+            422: components["responses"]["MuteChatError422"];
             429: components["responses"]["MuteChatError429"];
             500: components["responses"]["MuteChatError500"];
+            502: components["responses"]["MuteChatError502"];
             503: components["responses"]["MuteChatError503"];
         };
     };
@@ -16896,8 +18094,10 @@ export interface operations {
             403: components["responses"]["UnmuteChatError403"];
             404: components["responses"]["UnmuteChatError404"];
             413: components["responses"]["UnmuteChatError413"];
+            422: components["responses"]["UnmuteChatError422"];
             429: components["responses"]["UnmuteChatError429"];
             500: components["responses"]["UnmuteChatError500"];
+            502: components["responses"]["UnmuteChatError502"];
             503: components["responses"]["UnmuteChatError503"];
         };
     };
@@ -16932,8 +18132,10 @@ export interface operations {
             403: components["responses"]["MarkChatUnreadError403"];
             404: components["responses"]["MarkChatUnreadError404"];
             413: components["responses"]["MarkChatUnreadError413"];
+            422: components["responses"]["MarkChatUnreadError422"];
             429: components["responses"]["MarkChatUnreadError429"];
             500: components["responses"]["MarkChatUnreadError500"];
+            502: components["responses"]["MarkChatUnreadError502"];
             503: components["responses"]["MarkChatUnreadError503"];
         };
     };
@@ -16968,8 +18170,10 @@ export interface operations {
             403: components["responses"]["MarkChatReadError403"];
             404: components["responses"]["MarkChatReadError404"];
             413: components["responses"]["MarkChatReadError413"];
+            422: components["responses"]["MarkChatReadError422"];
             429: components["responses"]["MarkChatReadError429"];
             500: components["responses"]["MarkChatReadError500"];
+            502: components["responses"]["MarkChatReadError502"];
             503: components["responses"]["MarkChatReadError503"];
         };
     };
@@ -17000,8 +18204,10 @@ export interface operations {
             401: components["responses"]["SubscribePresenceError401"];
             403: components["responses"]["SubscribePresenceError403"];
             413: components["responses"]["SubscribePresenceError413"];
+            422: components["responses"]["SubscribePresenceError422"];
             429: components["responses"]["SubscribePresenceError429"];
             500: components["responses"]["SubscribePresenceError500"];
+            502: components["responses"]["SubscribePresenceError502"];
             503: components["responses"]["SubscribePresenceError503"];
         };
     };
@@ -17067,8 +18273,10 @@ export interface operations {
             401: components["responses"]["GetContactProfileError401"];
             403: components["responses"]["GetContactProfileError403"];
             413: components["responses"]["GetContactProfileError413"];
+            422: components["responses"]["GetContactProfileError422"];
             429: components["responses"]["GetContactProfileError429"];
             500: components["responses"]["GetContactProfileError500"];
+            502: components["responses"]["GetContactProfileError502"];
             503: components["responses"]["GetContactProfileError503"];
         };
     };
@@ -17134,8 +18342,10 @@ export interface operations {
             401: components["responses"]["ListBlocklistError401"];
             403: components["responses"]["ListBlocklistError403"];
             413: components["responses"]["ListBlocklistError413"];
+            422: components["responses"]["ListBlocklistError422"];
             429: components["responses"]["ListBlocklistError429"];
             500: components["responses"]["ListBlocklistError500"];
+            502: components["responses"]["ListBlocklistError502"];
             503: components["responses"]["ListBlocklistError503"];
         };
     };
@@ -17166,8 +18376,10 @@ export interface operations {
             401: components["responses"]["BlockContactError401"];
             403: components["responses"]["BlockContactError403"];
             413: components["responses"]["BlockContactError413"];
+            422: components["responses"]["BlockContactError422"];
             429: components["responses"]["BlockContactError429"];
             500: components["responses"]["BlockContactError500"];
+            502: components["responses"]["BlockContactError502"];
             503: components["responses"]["BlockContactError503"];
         };
     };
@@ -17200,8 +18412,10 @@ export interface operations {
             401: components["responses"]["UnblockContactError401"];
             403: components["responses"]["UnblockContactError403"];
             413: components["responses"]["UnblockContactError413"];
+            422: components["responses"]["UnblockContactError422"];
             429: components["responses"]["UnblockContactError429"];
             500: components["responses"]["UnblockContactError500"];
+            502: components["responses"]["UnblockContactError502"];
             503: components["responses"]["UnblockContactError503"];
         };
     };
@@ -17231,8 +18445,10 @@ export interface operations {
             401: components["responses"]["GetNewChatQuotaError401"];
             403: components["responses"]["GetNewChatQuotaError403"];
             413: components["responses"]["GetNewChatQuotaError413"];
+            422: components["responses"]["GetNewChatQuotaError422"];
             429: components["responses"]["GetNewChatQuotaError429"];
             500: components["responses"]["GetNewChatQuotaError500"];
+            502: components["responses"]["GetNewChatQuotaError502"];
             503: components["responses"]["GetNewChatQuotaError503"];
         };
     };
@@ -17640,6 +18856,7 @@ export interface operations {
             422: components["responses"]["SendMessageError422"];
             429: components["responses"]["SendMessageError429"];
             500: components["responses"]["SendMessageError500"];
+            502: components["responses"]["SendMessageError502"];
             503: components["responses"]["SendMessageError503"];
         };
     };
@@ -17835,8 +19052,10 @@ export interface operations {
             401: components["responses"]["CheckNumbersError401"];
             403: components["responses"]["CheckNumbersError403"];
             413: components["responses"]["CheckNumbersError413"];
+            422: components["responses"]["CheckNumbersError422"];
             429: components["responses"]["CheckNumbersError429"];
             500: components["responses"]["CheckNumbersError500"];
+            502: components["responses"]["CheckNumbersError502"];
             503: components["responses"]["CheckNumbersError503"];
         };
     };
@@ -17867,8 +19086,10 @@ export interface operations {
             401: components["responses"]["ShowTypingError401"];
             403: components["responses"]["ShowTypingError403"];
             413: components["responses"]["ShowTypingError413"];
+            422: components["responses"]["ShowTypingError422"];
             429: components["responses"]["ShowTypingError429"];
             500: components["responses"]["ShowTypingError500"];
+            502: components["responses"]["ShowTypingError502"];
             503: components["responses"]["ShowTypingError503"];
         };
     };
@@ -17901,8 +19122,10 @@ export interface operations {
             404: components["responses"]["SendReactionError404"];
             409: components["responses"]["SendReactionError409"];
             413: components["responses"]["SendReactionError413"];
+            422: components["responses"]["SendReactionError422"];
             429: components["responses"]["SendReactionError429"];
             500: components["responses"]["SendReactionError500"];
+            502: components["responses"]["SendReactionError502"];
             503: components["responses"]["SendReactionError503"];
         };
     };
@@ -17937,8 +19160,10 @@ export interface operations {
             404: components["responses"]["EditMessageError404"];
             409: components["responses"]["EditMessageError409"];
             413: components["responses"]["EditMessageError413"];
+            422: components["responses"]["EditMessageError422"];
             429: components["responses"]["EditMessageError429"];
             500: components["responses"]["EditMessageError500"];
+            502: components["responses"]["EditMessageError502"];
             503: components["responses"]["EditMessageError503"];
         };
     };
@@ -17969,8 +19194,10 @@ export interface operations {
             404: components["responses"]["RevokeMessageError404"];
             409: components["responses"]["RevokeMessageError409"];
             413: components["responses"]["RevokeMessageError413"];
+            422: components["responses"]["RevokeMessageError422"];
             429: components["responses"]["RevokeMessageError429"];
             500: components["responses"]["RevokeMessageError500"];
+            502: components["responses"]["RevokeMessageError502"];
             503: components["responses"]["RevokeMessageError503"];
         };
     };
@@ -18032,8 +19259,10 @@ export interface operations {
             404: components["responses"]["MarkMessageReadError404"];
             409: components["responses"]["MarkMessageReadError409"];
             413: components["responses"]["MarkMessageReadError413"];
+            422: components["responses"]["MarkMessageReadError422"];
             429: components["responses"]["MarkMessageReadError429"];
             500: components["responses"]["MarkMessageReadError500"];
+            502: components["responses"]["MarkMessageReadError502"];
             503: components["responses"]["MarkMessageReadError503"];
         };
     };
@@ -18406,8 +19635,10 @@ export interface operations {
             401: components["responses"]["ListGroupsError401"];
             403: components["responses"]["ListGroupsError403"];
             413: components["responses"]["ListGroupsError413"];
+            422: components["responses"]["ListGroupsError422"];
             429: components["responses"]["ListGroupsError429"];
             500: components["responses"]["ListGroupsError500"];
+            502: components["responses"]["ListGroupsError502"];
             503: components["responses"]["ListGroupsError503"];
         };
     };
@@ -18438,8 +19669,10 @@ export interface operations {
             401: components["responses"]["CreateGroupError401"];
             403: components["responses"]["CreateGroupError403"];
             413: components["responses"]["CreateGroupError413"];
+            422: components["responses"]["CreateGroupError422"];
             429: components["responses"]["CreateGroupError429"];
             500: components["responses"]["CreateGroupError500"];
+            502: components["responses"]["CreateGroupError502"];
             503: components["responses"]["CreateGroupError503"];
         };
     };
@@ -18472,8 +19705,10 @@ export interface operations {
             403: components["responses"]["GetGroupError403"];
             404: components["responses"]["GetGroupError404"];
             413: components["responses"]["GetGroupError413"];
+            422: components["responses"]["GetGroupError422"];
             429: components["responses"]["GetGroupError429"];
             500: components["responses"]["GetGroupError500"];
+            502: components["responses"]["GetGroupError502"];
             503: components["responses"]["GetGroupError503"];
         };
     };
@@ -18508,8 +19743,10 @@ export interface operations {
             403: components["responses"]["UpdateGroupError403"];
             404: components["responses"]["UpdateGroupError404"];
             413: components["responses"]["UpdateGroupError413"];
+            422: components["responses"]["UpdateGroupError422"];
             429: components["responses"]["UpdateGroupError429"];
             500: components["responses"]["UpdateGroupError500"];
+            502: components["responses"]["UpdateGroupError502"];
             503: components["responses"]["UpdateGroupError503"];
         };
     };
@@ -18544,8 +19781,10 @@ export interface operations {
             403: components["responses"]["ChangeGroupParticipantsError403"];
             404: components["responses"]["ChangeGroupParticipantsError404"];
             413: components["responses"]["ChangeGroupParticipantsError413"];
+            422: components["responses"]["ChangeGroupParticipantsError422"];
             429: components["responses"]["ChangeGroupParticipantsError429"];
             500: components["responses"]["ChangeGroupParticipantsError500"];
+            502: components["responses"]["ChangeGroupParticipantsError502"];
             503: components["responses"]["ChangeGroupParticipantsError503"];
         };
     };
@@ -18579,8 +19818,10 @@ export interface operations {
             403: components["responses"]["GetGroupInviteLinkError403"];
             404: components["responses"]["GetGroupInviteLinkError404"];
             413: components["responses"]["GetGroupInviteLinkError413"];
+            422: components["responses"]["GetGroupInviteLinkError422"];
             429: components["responses"]["GetGroupInviteLinkError429"];
             500: components["responses"]["GetGroupInviteLinkError500"];
+            502: components["responses"]["GetGroupInviteLinkError502"];
             503: components["responses"]["GetGroupInviteLinkError503"];
         };
     };
@@ -18615,8 +19856,10 @@ export interface operations {
             403: components["responses"]["RevokeGroupInviteLinkError403"];
             404: components["responses"]["RevokeGroupInviteLinkError404"];
             413: components["responses"]["RevokeGroupInviteLinkError413"];
+            422: components["responses"]["RevokeGroupInviteLinkError422"];
             429: components["responses"]["RevokeGroupInviteLinkError429"];
             500: components["responses"]["RevokeGroupInviteLinkError500"];
+            502: components["responses"]["RevokeGroupInviteLinkError502"];
             503: components["responses"]["RevokeGroupInviteLinkError503"];
         };
     };
@@ -18651,8 +19894,10 @@ export interface operations {
             403: components["responses"]["LeaveGroupError403"];
             404: components["responses"]["LeaveGroupError404"];
             413: components["responses"]["LeaveGroupError413"];
+            422: components["responses"]["LeaveGroupError422"];
             429: components["responses"]["LeaveGroupError429"];
             500: components["responses"]["LeaveGroupError500"];
+            502: components["responses"]["LeaveGroupError502"];
             503: components["responses"]["LeaveGroupError503"];
         };
     };
@@ -18828,8 +20073,10 @@ export interface operations {
             403: components["responses"]["ArchiveChatError403"];
             404: components["responses"]["ArchiveChatError404"];
             413: components["responses"]["ArchiveChatError413"];
+            422: components["responses"]["ArchiveChatError422"];
             429: components["responses"]["ArchiveChatError429"];
             500: components["responses"]["ArchiveChatError500"];
+            502: components["responses"]["ArchiveChatError502"];
             503: components["responses"]["ArchiveChatError503"];
         };
     };
@@ -18864,8 +20111,10 @@ export interface operations {
             403: components["responses"]["UnarchiveChatError403"];
             404: components["responses"]["UnarchiveChatError404"];
             413: components["responses"]["UnarchiveChatError413"];
+            422: components["responses"]["UnarchiveChatError422"];
             429: components["responses"]["UnarchiveChatError429"];
             500: components["responses"]["UnarchiveChatError500"];
+            502: components["responses"]["UnarchiveChatError502"];
             503: components["responses"]["UnarchiveChatError503"];
         };
     };
@@ -18900,8 +20149,10 @@ export interface operations {
             403: components["responses"]["PinChatError403"];
             404: components["responses"]["PinChatError404"];
             413: components["responses"]["PinChatError413"];
+            422: components["responses"]["PinChatError422"];
             429: components["responses"]["PinChatError429"];
             500: components["responses"]["PinChatError500"];
+            502: components["responses"]["PinChatError502"];
             503: components["responses"]["PinChatError503"];
         };
     };
@@ -18936,8 +20187,10 @@ export interface operations {
             403: components["responses"]["UnpinChatError403"];
             404: components["responses"]["UnpinChatError404"];
             413: components["responses"]["UnpinChatError413"];
+            422: components["responses"]["UnpinChatError422"];
             429: components["responses"]["UnpinChatError429"];
             500: components["responses"]["UnpinChatError500"];
+            502: components["responses"]["UnpinChatError502"];
             503: components["responses"]["UnpinChatError503"];
         };
     };
@@ -18972,8 +20225,10 @@ export interface operations {
             403: components["responses"]["MuteChatError403"];
             404: components["responses"]["MuteChatError404"];
             413: components["responses"]["MuteChatError413"];
+            422: components["responses"]["MuteChatError422"];
             429: components["responses"]["MuteChatError429"];
             500: components["responses"]["MuteChatError500"];
+            502: components["responses"]["MuteChatError502"];
             503: components["responses"]["MuteChatError503"];
         };
     };
@@ -19008,8 +20263,10 @@ export interface operations {
             403: components["responses"]["UnmuteChatError403"];
             404: components["responses"]["UnmuteChatError404"];
             413: components["responses"]["UnmuteChatError413"];
+            422: components["responses"]["UnmuteChatError422"];
             429: components["responses"]["UnmuteChatError429"];
             500: components["responses"]["UnmuteChatError500"];
+            502: components["responses"]["UnmuteChatError502"];
             503: components["responses"]["UnmuteChatError503"];
         };
     };
@@ -19044,8 +20301,10 @@ export interface operations {
             403: components["responses"]["MarkChatUnreadError403"];
             404: components["responses"]["MarkChatUnreadError404"];
             413: components["responses"]["MarkChatUnreadError413"];
+            422: components["responses"]["MarkChatUnreadError422"];
             429: components["responses"]["MarkChatUnreadError429"];
             500: components["responses"]["MarkChatUnreadError500"];
+            502: components["responses"]["MarkChatUnreadError502"];
             503: components["responses"]["MarkChatUnreadError503"];
         };
     };
@@ -19080,8 +20339,10 @@ export interface operations {
             403: components["responses"]["MarkChatReadError403"];
             404: components["responses"]["MarkChatReadError404"];
             413: components["responses"]["MarkChatReadError413"];
+            422: components["responses"]["MarkChatReadError422"];
             429: components["responses"]["MarkChatReadError429"];
             500: components["responses"]["MarkChatReadError500"];
+            502: components["responses"]["MarkChatReadError502"];
             503: components["responses"]["MarkChatReadError503"];
         };
     };
@@ -19112,8 +20373,10 @@ export interface operations {
             401: components["responses"]["SubscribePresenceError401"];
             403: components["responses"]["SubscribePresenceError403"];
             413: components["responses"]["SubscribePresenceError413"];
+            422: components["responses"]["SubscribePresenceError422"];
             429: components["responses"]["SubscribePresenceError429"];
             500: components["responses"]["SubscribePresenceError500"];
+            502: components["responses"]["SubscribePresenceError502"];
             503: components["responses"]["SubscribePresenceError503"];
         };
     };
@@ -19179,8 +20442,10 @@ export interface operations {
             401: components["responses"]["GetContactProfileError401"];
             403: components["responses"]["GetContactProfileError403"];
             413: components["responses"]["GetContactProfileError413"];
+            422: components["responses"]["GetContactProfileError422"];
             429: components["responses"]["GetContactProfileError429"];
             500: components["responses"]["GetContactProfileError500"];
+            502: components["responses"]["GetContactProfileError502"];
             503: components["responses"]["GetContactProfileError503"];
         };
     };
@@ -19246,8 +20511,10 @@ export interface operations {
             401: components["responses"]["ListBlocklistError401"];
             403: components["responses"]["ListBlocklistError403"];
             413: components["responses"]["ListBlocklistError413"];
+            422: components["responses"]["ListBlocklistError422"];
             429: components["responses"]["ListBlocklistError429"];
             500: components["responses"]["ListBlocklistError500"];
+            502: components["responses"]["ListBlocklistError502"];
             503: components["responses"]["ListBlocklistError503"];
         };
     };
@@ -19278,8 +20545,10 @@ export interface operations {
             401: components["responses"]["BlockContactError401"];
             403: components["responses"]["BlockContactError403"];
             413: components["responses"]["BlockContactError413"];
+            422: components["responses"]["BlockContactError422"];
             429: components["responses"]["BlockContactError429"];
             500: components["responses"]["BlockContactError500"];
+            502: components["responses"]["BlockContactError502"];
             503: components["responses"]["BlockContactError503"];
         };
     };
@@ -19312,8 +20581,10 @@ export interface operations {
             401: components["responses"]["UnblockContactError401"];
             403: components["responses"]["UnblockContactError403"];
             413: components["responses"]["UnblockContactError413"];
+            422: components["responses"]["UnblockContactError422"];
             429: components["responses"]["UnblockContactError429"];
             500: components["responses"]["UnblockContactError500"];
+            502: components["responses"]["UnblockContactError502"];
             503: components["responses"]["UnblockContactError503"];
         };
     };
@@ -19343,8 +20614,10 @@ export interface operations {
             401: components["responses"]["GetNewChatQuotaError401"];
             403: components["responses"]["GetNewChatQuotaError403"];
             413: components["responses"]["GetNewChatQuotaError413"];
+            422: components["responses"]["GetNewChatQuotaError422"];
             429: components["responses"]["GetNewChatQuotaError429"];
             500: components["responses"]["GetNewChatQuotaError500"];
+            502: components["responses"]["GetNewChatQuotaError502"];
             503: components["responses"]["GetNewChatQuotaError503"];
         };
     };
@@ -20552,6 +21825,105 @@ export interface operations {
             503: components["responses"]["ClearAccountNumberProxyError503"];
         };
     };
+    getAccountNumberCloudSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountNumberCloudSettingsResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountNumberCloudSettingsError400"];
+            401: components["responses"]["GetAccountNumberCloudSettingsError401"];
+            404: components["responses"]["GetAccountNumberCloudSettingsError404"];
+            500: components["responses"]["GetAccountNumberCloudSettingsError500"];
+            503: components["responses"]["GetAccountNumberCloudSettingsError503"];
+        };
+    };
+    setAccountNumberCloudSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAccountNumberCloudSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetAccountNumberCloudSettingsResponse"];
+                };
+            };
+            400: components["responses"]["SetAccountNumberCloudSettingsError400"];
+            401: components["responses"]["SetAccountNumberCloudSettingsError401"];
+            404: components["responses"]["SetAccountNumberCloudSettingsError404"];
+            413: components["responses"]["SetAccountNumberCloudSettingsError413"];
+            500: components["responses"]["SetAccountNumberCloudSettingsError500"];
+            503: components["responses"]["SetAccountNumberCloudSettingsError503"];
+        };
+    };
+    clearAccountNumberCloudSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberCloudSettingsResponse"];
+                };
+            };
+            400: components["responses"]["ClearAccountNumberCloudSettingsError400"];
+            401: components["responses"]["ClearAccountNumberCloudSettingsError401"];
+            404: components["responses"]["ClearAccountNumberCloudSettingsError404"];
+            413: components["responses"]["ClearAccountNumberCloudSettingsError413"];
+            500: components["responses"]["ClearAccountNumberCloudSettingsError500"];
+            503: components["responses"]["ClearAccountNumberCloudSettingsError503"];
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
@@ -21437,6 +22809,105 @@ export interface operations {
             413: components["responses"]["ClearAccountNumberProxyError413"];
             500: components["responses"]["ClearAccountNumberProxyError500"];
             503: components["responses"]["ClearAccountNumberProxyError503"];
+        };
+    };
+    getAccountNumberCloudSettingsApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountNumberCloudSettingsResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountNumberCloudSettingsError400"];
+            401: components["responses"]["GetAccountNumberCloudSettingsError401"];
+            404: components["responses"]["GetAccountNumberCloudSettingsError404"];
+            500: components["responses"]["GetAccountNumberCloudSettingsError500"];
+            503: components["responses"]["GetAccountNumberCloudSettingsError503"];
+        };
+    };
+    setAccountNumberCloudSettingsApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAccountNumberCloudSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetAccountNumberCloudSettingsResponse"];
+                };
+            };
+            400: components["responses"]["SetAccountNumberCloudSettingsError400"];
+            401: components["responses"]["SetAccountNumberCloudSettingsError401"];
+            404: components["responses"]["SetAccountNumberCloudSettingsError404"];
+            413: components["responses"]["SetAccountNumberCloudSettingsError413"];
+            500: components["responses"]["SetAccountNumberCloudSettingsError500"];
+            503: components["responses"]["SetAccountNumberCloudSettingsError503"];
+        };
+    };
+    clearAccountNumberCloudSettingsApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberCloudSettingsResponse"];
+                };
+            };
+            400: components["responses"]["ClearAccountNumberCloudSettingsError400"];
+            401: components["responses"]["ClearAccountNumberCloudSettingsError401"];
+            404: components["responses"]["ClearAccountNumberCloudSettingsError404"];
+            413: components["responses"]["ClearAccountNumberCloudSettingsError413"];
+            500: components["responses"]["ClearAccountNumberCloudSettingsError500"];
+            503: components["responses"]["ClearAccountNumberCloudSettingsError503"];
         };
     };
     listAuditEventsApi: {

@@ -6,6 +6,7 @@ import { numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
 import { registerProxyCommand } from './number-proxy.ts';
+import { registerCloudCommand } from './number-cloud.ts';
 import { registerSendQueueCommands } from './send-queue.ts';
 import { withinAccount } from '../../domain/tenant-scope.ts';
 import type { Gateway } from '../../main.ts';
@@ -104,6 +105,7 @@ export function registerNumberCommands(program: Command): void {
 
   registerLinkCommand(number);
   registerProxyCommand(number);
+  registerCloudCommand(number);
   registerSendQueueCommands(number);
 
   number

@@ -17,12 +17,17 @@ export const NUMBER_READ_ERRORS = [
   'invalid_phone_number',
   'phone_not_owned',
 ] as const satisfies readonly ErrorCode[];
-/** What acting through a number's session can answer: not the account's, down, or held back by WhatsApp. */
+/**
+ * What acting through a number's session can answer: not the account's, down, held back by
+ * WhatsApp, or not a capability of its engine (a Cloud API number has no groups; Meta refused).
+ */
 export const SESSION_ERRORS = [
   'invalid_phone_number',
   'phone_not_owned',
   'number_not_connected',
   'rate_limited',
+  'capability_not_supported',
+  'cloud_api_refused',
 ] as const satisfies readonly ErrorCode[];
 
 /**

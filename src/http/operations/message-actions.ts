@@ -14,6 +14,10 @@ export const MESSAGE_ACTION_ERRORS = [
   'message_not_editable',
   'number_not_connected',
   'rate_limited',
+  // A Cloud API number: edits and revocations are not Meta's; a reaction outside the 24-hour window is refused.
+  'capability_not_supported',
+  'window_closed',
+  'cloud_api_refused',
 ] as const;
 
 export const messageIdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;

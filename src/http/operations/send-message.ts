@@ -57,6 +57,8 @@ export const sendMessage = defineSessionOperation({ body: messageRequestSchema, 
     'media_url_blocked',
     'media_too_large',
     'recipient_not_on_whatsapp',
+    // A Cloud API number, to a person whose 24-hour window is closed (docs/cloud-api.md).
+    'window_closed',
     'invalid_reply_to',
     'invalid_mention',
     'invalid_poll',

@@ -4,6 +4,7 @@ import { auditOperations } from './audit-events.ts';
 import { numberOperations } from './numbers.ts';
 import { numberSessionOperations } from './number-session.ts';
 import { numberProxyOperations } from './number-proxy.ts';
+import { numberCloudOperations } from './number-cloud.ts';
 import { userOperations } from './users.ts';
 
 /** The operator API (docs/operator-api.md), in the document's order. */
@@ -14,5 +15,6 @@ export const operatorOperations = [
   ...numberOperations,
   ...numberSessionOperations,
   ...numberProxyOperations,
+  ...numberCloudOperations,
   ...auditOperations,
 ];

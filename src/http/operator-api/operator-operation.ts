@@ -11,7 +11,10 @@ import { namedScope } from '../../web/named-scope.ts';
 import { OPERATOR_ERRORS, OPERATOR_SECURITY, operatorActor, operatorAuthHook, tokenScope } from './operator-auth.ts';
 
 /** The services operator operations' handlers reach (docs/adr/0061); a new one is named here. */
-export type OperatorServices = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'audit' | 'numbers' | 'numberControl' | 'store' | 'team'>;
+export type OperatorServices = Pick<
+  GatewayServices,
+  'accounts' | 'apiKeys' | 'audit' | 'cloudNumbers' | 'numbers' | 'numberControl' | 'store' | 'team'
+>;
 
 /** What registering them uses: the handlers' services and the tokens that admit their callers. */
 type Services = OperatorServices & Pick<GatewayServices, 'operatorTokens'>;

@@ -1,0 +1,77 @@
+import type { MediaKind } from '../../domain/media.ts';
+import type { SharedContact, SharedLocation } from '../../domain/structured-content.ts';
+import { capabilityDeclined } from '../capability-declined.ts';
+import type { MessageRef, OutgoingMessage } from '../engine.ts';
+
+// Our outgoing messages as Meta's Cloud API message objects (the body of POST
+// /{phone-number-id}/messages, without messaging_product and recipient_type, which graph-api.ts
+// adds). Pure: a file is named by the media id its upload answered.
+
+/** A Cloud API message object: `type` and the object of that type, `to`, and `context` for a reply. */
+export type CloudMessageBody = Record<string, unknown> & { to: string; type: string };
+
+/** Meta's message type for each of our media kinds: a voice note is audio (Meta plays an OGG/Opus one as a voice note). */
+const CLOUD_MEDIA_TYPE: Record<MediaKind, 'image' | 'video' | 'audio' | 'document' | 'sticker'> = {
+  image: 'image',
+  video: 'video',
+  audio: 'audio',
+  voice: 'audio',
+  document: 'document',
+  sticker: 'sticker',
+};
+
+/** Meta's `to`: the phone's digits, without the plus. */
+function cloudRecipient(phone: string): string {
+  return phone.replace(/^\+/, '');
+}
+
+/**
+ * The message object for a direct message; `mediaId` is the uploaded file's id when it carries
+ * one. What the Cloud API cannot carry (a poll, view-once, a group) is declined before anything
+ * is sent.
+ */
+export function toCloudMessage(request: OutgoingMessage, mediaId?: string): CloudMessageBody {
+  if ('toGroup' in request) throw capabilityDeclined('cloud', 'send_to_group', 'send to groups: the Cloud API has no groups');
+  const to = cloudRecipient(request.toPhone);
+  const context = request.replyTo === undefined ? {} : { context: { message_id: request.replyTo.engineMessageId } };
+  return { to, ...context, ...contentOf(request, mediaId) } as CloudMessageBody;
+}
+
+function contentOf(request: OutgoingMessage, mediaId: string | undefined): Record<string, unknown> & { type: string } {
+  const structured = request.structured;
+  if (structured !== undefined && 'poll' in structured) throw capabilityDeclined('cloud', 'send_poll', 'send polls');
+  if (structured !== undefined && 'viewOnce' in structured) throw capabilityDeclined('cloud', 'send_view_once', 'send view-once files');
+  if (request.media !== undefined && mediaId !== undefined) {
+    const type = CLOUD_MEDIA_TYPE[request.media.kind];
+    // Meta shows a caption on images, videos and documents only, and a file name on documents.
+    const caption = request.text !== '' && (type === 'image' || type === 'video' || type === 'document') ? { caption: request.text } : {};
+    const fileName = type === 'document' && request.media.fileName !== null ? { filename: request.media.fileName } : {};
+    return { type, [type]: { id: mediaId, ...caption, ...fileName } };
+  }
+  if (structured !== undefined && 'location' in structured) return { type: 'location', location: locationOf(structured.location) };
+  if (structured !== undefined && 'contacts' in structured) return { type: 'contacts', contacts: structured.contacts.map(contactOf) };
+  const preview = structured !== undefined && 'linkPreview' in structured;
+  return { type: 'text', text: { body: request.text, preview_url: preview } };
+}
+
+function locationOf(location: SharedLocation): Record<string, unknown> {
+  return {
+    latitude: location.latitude,
+    longitude: location.longitude,
+    ...(location.name !== null && { name: location.name }),
+    ...(location.address !== null && { address: location.address }),
+  };
+}
+
+function contactOf(contact: SharedContact): Record<string, unknown> {
+  return {
+    name: { formatted_name: contact.name, first_name: contact.name },
+    phones: contact.phones.map((phone) => ({ phone, wa_id: cloudRecipient(phone), type: 'CELL' })),
+  };
+}
+
+/** A reaction to `target` (an empty emoji takes ours away, as on WhatsApp). */
+export function toCloudReaction(target: MessageRef, emoji: string): CloudMessageBody {
+  if (target.groupId !== undefined) throw capabilityDeclined('cloud', 'send_to_group', 'act in groups: the Cloud API has no groups');
+  return { to: cloudRecipient(target.chatPhone), type: 'reaction', reaction: { message_id: target.engineMessageId, emoji } };
+}

@@ -1,0 +1,140 @@
+import { AppError } from '../../domain/errors.ts';
+import { presentCloudSettings } from '../../domain/cloud-settings.ts';
+import type { WhatsAppNumber } from '../../domain/model.ts';
+import { withinAccount } from '../../domain/tenant-scope.ts';
+import { ok } from '../operations/operation.ts';
+import { numberParams } from './numbers.ts';
+import { defineOperatorOperation } from './operator-operation.ts';
+
+// A Cloud API number's settings over the operator API (docs/cloud-api.md), as `wagw number cloud`
+// and the console set them: Meta's ids, the access token, the app secret and the verify token.
+// The token and secrets are sealed at rest and never answered back; each change is an audit row.
+
+const metaId = (what: string) => ({ type: 'string', pattern: '^[0-9]{1,32}$', description: `Meta's id of ${what}.` }) as const;
+const secret = (what: string) => ({ type: 'string', minLength: 8, maxLength: 1024, pattern: '^\\S+$', description: what }) as const;
+
+const cloudSettingsSchema = {
+  type: 'object',
+  required: ['number_id', 'phone_number_id', 'business_account_id', 'access_token', 'app_secret', 'verify_token', 'callback_path'],
+  additionalProperties: false,
+  properties: {
+    number_id: { type: 'string', description: 'num_…' },
+    phone_number_id: { type: ['string', 'null'], description: "Meta's id of the phone number; null before the settings are set." },
+    business_account_id: { type: ['string', 'null'], description: "Meta's id of the WhatsApp Business Account; null before." },
+    access_token: { type: ['string', 'null'], description: '*** once set: the token is never answered back.' },
+    app_secret: { type: ['string', 'null'], description: '*** once set.' },
+    verify_token: { type: ['string', 'null'], description: '*** once set.' },
+    callback_path: {
+      type: 'string',
+      description:
+        "The path to give Meta as the callback URL, after the gateway's public address (GET for the handshake, POST for deliveries).",
+    },
+  },
+} as const;
+
+/** The callback's path for a number: Meta is given the gateway's public address and this. */
+function cloudCallbackPath(number: Pick<WhatsAppNumber, 'id'>): string {
+  return `/cloud/callbacks/${number.id}`;
+}
+
+function settingsJson(number: WhatsAppNumber, settings: { phoneNumberId: string; businessAccountId: string } | null) {
+  const path = cloudCallbackPath(number);
+  if (settings === null)
+    return {
+      number_id: number.id,
+      phone_number_id: null,
+      business_account_id: null,
+      access_token: null,
+      app_secret: null,
+      verify_token: null,
+      callback_path: path,
+    };
+  return { number_id: number.id, ...presentCloudSettings(settings, path) };
+}
+
+/** The service's invalid_argument (a field it refused, or a number not on the cloud engine), as the API names it. */
+function asInvalidRequest(error: unknown): never {
+  if (error instanceof AppError && error.code === 'invalid_argument')
+    throw new AppError('invalid_request', error.message, { field: String(error.meta?.field ?? 'engine'), problem: 'invalid' });
+  throw error;
+}
+
+const setCloudSettings = defineOperatorOperation({
+  params: numberParams,
+  body: {
+    type: 'object',
+    required: ['phone_number_id', 'business_account_id', 'access_token', 'app_secret', 'verify_token'],
+    additionalProperties: false,
+    properties: {
+      phone_number_id: metaId('the phone number (WhatsApp Manager, API Setup)'),
+      business_account_id: metaId('the WhatsApp Business Account'),
+      access_token: secret('A system user access token with whatsapp_business_messaging and whatsapp_business_management.'),
+      app_secret: secret("The Meta app's secret, with which Meta signs its callbacks (X-Hub-Signature-256)."),
+      verify_token: secret("A token of your choosing, given to Meta with the callback URL; Meta's handshake repeats it."),
+    },
+  },
+})({
+  method: 'POST',
+  path: '/admin/accounts/:id/numbers/:number_id/cloud',
+  operationId: 'setAccountNumberCloudSettings',
+  summary: "Set a Cloud API number's settings",
+  description:
+    'Sets the Meta ids, access token, app secret and verify token of a number on the `cloud` engine, as `wagw number cloud` does. ' +
+    'The token and secrets are sealed at rest and answered only as ***. A number whose session failed for want of them starts ' +
+    "again at once. The answer's callback_path is what to give Meta as the callback URL. An audit row names the token and the ids.",
+  answers: { 200: cloudSettingsSchema },
+  errors: ['account_not_found', 'number_not_found'],
+  handle: async ({ scope, params, body, actor }, gateway) => {
+    await gateway.accounts.getAccount(params.id);
+    const within = withinAccount(scope, params.id);
+    const { number, settings } = await gateway.cloudNumbers
+      .set(
+        within,
+        params.number_id,
+        {
+          phoneNumberId: body.phone_number_id,
+          businessAccountId: body.business_account_id,
+          accessToken: body.access_token,
+          appSecret: body.app_secret,
+          verifyToken: body.verify_token,
+        },
+        actor,
+      )
+      .catch(asInvalidRequest);
+    // A session that failed for want of settings starts again with them; a running one reads them on its next call.
+    await gateway.numberControl.restart(within, number).catch(() => undefined);
+    return ok(settingsJson(number, settings));
+  },
+});
+
+const getCloudSettings = defineOperatorOperation({ params: numberParams })({
+  method: 'GET',
+  path: '/admin/accounts/:id/numbers/:number_id/cloud',
+  operationId: 'getAccountNumberCloudSettings',
+  summary: "A Cloud API number's settings",
+  description: "Meta's ids of a `cloud` number and its callback path; the token and secrets only as *** (null before they are set).",
+  answers: { 200: cloudSettingsSchema },
+  errors: ['account_not_found', 'number_not_found'],
+  handle: async ({ scope, params }, gateway) => {
+    await gateway.accounts.getAccount(params.id);
+    const { number, settings } = await gateway.cloudNumbers.read(withinAccount(scope, params.id), params.number_id).catch(asInvalidRequest);
+    return ok(settingsJson(number, settings));
+  },
+});
+
+const clearCloudSettings = defineOperatorOperation({ params: numberParams })({
+  method: 'DELETE',
+  path: '/admin/accounts/:id/numbers/:number_id/cloud',
+  operationId: 'clearAccountNumberCloudSettings',
+  summary: "Clear a Cloud API number's settings",
+  description: 'Forgets the ids, token and secrets; the number sends nothing until they are set again. An audit row names the token.',
+  answers: { 200: cloudSettingsSchema },
+  errors: ['account_not_found', 'number_not_found'],
+  handle: async ({ scope, params, actor }, gateway) => {
+    await gateway.accounts.getAccount(params.id);
+    const number = await gateway.cloudNumbers.clear(withinAccount(scope, params.id), params.number_id, actor).catch(asInvalidRequest);
+    return ok(settingsJson(number, null));
+  },
+});
+
+export const numberCloudOperations = [setCloudSettings, getCloudSettings, clearCloudSettings];

@@ -1,0 +1,95 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../domain/errors.ts';
+import type { WhatsAppNumber } from '../../domain/model.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
+import { refusedIncoming } from '../../messaging/session-refusals.ts';
+import { errorResponseOf, errorResponses } from '../schemas.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'cloudCallbacks' | 'numbers'>;
+
+const params = {
+  type: 'object',
+  required: ['number_id'],
+  properties: { number_id: { type: 'string', maxLength: 64 } },
+} as const;
+
+/**
+ * Meta's callback for a Cloud API number (docs/cloud-api.md): the URL given to Meta in the app's
+ * WhatsApp configuration. GET is Meta's verification handshake (hub.mode, hub.verify_token,
+ * hub.challenge); POST is a delivery, whose X-Hub-Signature-256 is checked against the raw bytes
+ * with the number's app secret before anything in it is read. It is no operation of the
+ * registry: Meta calls it with no key, its signature standing for one; it stays out of the API
+ * document and the typed client, as Chatwoot's callback does.
+ *
+ * A 200 means every message and status of the delivery is stored; any failure (our database
+ * away: 503 with Retry-After) is answered non-2xx, on which Meta delivers it again, and a message
+ * delivered twice is stored once (by its wamid).
+ */
+export async function registerCloudCallbackRoutes(app: FastifyInstance, gateway: Services): Promise<void> {
+  await app.register(async (scoped) => {
+    // The signature is over the bytes as they came, so the body is kept as bytes and parsed only after the check.
+    scoped.removeAllContentTypeParsers();
+    scoped.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    for (const prefix of ['', '/api']) {
+      scoped.get<{ Params: { number_id: string }; Querystring: Record<string, string> }>(
+        `${prefix}/cloud/callbacks/:number_id`,
+        {
+          schema: {
+            hide: true,
+            summary: "Meta's verification handshake for a Cloud API number",
+            params,
+            querystring: { type: 'object', additionalProperties: { type: 'string', maxLength: 1024 } },
+            response: {
+              ...errorResponses(400, 500),
+              401: errorResponseOf(['invalid_webhook_signature']),
+              404: errorResponseOf(['number_not_found']),
+            },
+          },
+        },
+        async (request, reply) => {
+          const number = await cloudNumber(gateway, request.params.number_id);
+          const challenge = await gateway.cloudCallbacks.handshake(number, {
+            mode: request.query['hub.mode'],
+            verifyToken: request.query['hub.verify_token'],
+            challenge: request.query['hub.challenge'],
+          });
+          return reply.type('text/plain; charset=utf-8').send(challenge);
+        },
+      );
+      scoped.post<{ Params: { number_id: string }; Body: Buffer }>(
+        `${prefix}/cloud/callbacks/:number_id`,
+        {
+          schema: {
+            hide: true,
+            summary: "Meta's deliveries for a Cloud API number",
+            params,
+            response: {
+              200: { type: 'object', required: ['received'], properties: { received: { type: 'boolean' } } },
+              ...errorResponses(400, 500, 503),
+              401: errorResponseOf(['invalid_webhook_signature']),
+              404: errorResponseOf(['number_not_found']),
+            },
+          },
+        },
+        async (request) => {
+          const number = await cloudNumber(gateway, request.params.number_id);
+          const signature = request.headers['x-hub-signature-256'];
+          if (!Buffer.isBuffer(request.body)) throw new AppError('invalid_request', 'The body must be JSON.', { field: 'body' });
+          await gateway.cloudCallbacks
+            .deliver(number, request.body, typeof signature === 'string' ? signature : undefined)
+            // A node that does not run the number's session: 503 with Retry-After, and Meta delivers it again.
+            .catch((error: unknown) => refusedIncoming(number, error));
+          return { received: true };
+        },
+      );
+    }
+  });
+}
+
+/** The number named by the path, when it is on the cloud engine; any other is not found. */
+async function cloudNumber(gateway: Services, id: string): Promise<WhatsAppNumber> {
+  const number = await gateway.numbers.findNumberForOwner(id);
+  if (number.engine !== 'cloud') throw new AppError('number_not_found', `There is no Cloud API number ${id}.`);
+  return number;
+}
