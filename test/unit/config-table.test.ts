@@ -53,7 +53,17 @@ describe('the declared variables are the single source of the configuration', ()
     };
     const postgres = { DATABASE_URL: 'postgres://localhost/wagw' };
     const candidates = ['2', '7', '100', '65536', '1000000', 'true', 'false', 'x1', 'debug', 'event-loop', 'standard', 's3', 'gw/'];
-    candidates.push('http://10.0.0.5:3000', 'tcp://h:1', '127.0.0.1:4000', 'pro:3', '2.3000.1', '5,10', 'f'.repeat(64), 'sqlite:./x.db');
+    candidates.push(
+      'http://10.0.0.5:3000',
+      'tcp://h:1',
+      '127.0.0.1:4000',
+      'pro:3',
+      '2.3000.1',
+      '5,10',
+      'f'.repeat(64),
+      'sqlite:./x.db',
+      'v24.0',
+    );
     for (const name of Object.keys(VARIABLES)) {
       // Some variables mean something only beside another: the S3 settings with s3, the pool with PostgreSQL.
       const base =

@@ -6386,15 +6386,30 @@ export interface components {
             created_at: string;
         };
         SetAccountNumberCloudSettingsRequest: {
-            /** @description Meta's id of the phone number (WhatsApp Manager, API Setup). */
+            /**
+             * @description Meta's id of the phone number (WhatsApp Manager, API Setup).
+             * @example 106540352242922
+             */
             phone_number_id: string;
-            /** @description Meta's id of the WhatsApp Business Account. */
+            /**
+             * @description Meta's id of the WhatsApp Business Account.
+             * @example 106540352242922
+             */
             business_account_id: string;
-            /** @description A system user access token with whatsapp_business_messaging and whatsapp_business_management. */
+            /**
+             * @description A system user access token with whatsapp_business_messaging and whatsapp_business_management.
+             * @example EAAG-example-secret
+             */
             access_token: string;
-            /** @description The Meta app's secret, with which Meta signs its callbacks (X-Hub-Signature-256). */
+            /**
+             * @description The Meta app's secret, with which Meta signs its callbacks (X-Hub-Signature-256).
+             * @example EAAG-example-secret
+             */
             app_secret: string;
-            /** @description A token of your choosing, given to Meta with the callback URL; Meta's handshake repeats it. */
+            /**
+             * @description A token of your choosing, given to Meta with the callback URL; Meta's handshake repeats it.
+             * @example EAAG-example-secret
+             */
             verify_token: string;
         };
         SetAccountNumberCloudSettingsResponse: {

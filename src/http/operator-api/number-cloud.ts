@@ -10,8 +10,10 @@ import { defineOperatorOperation } from './operator-operation.ts';
 // and the console set them: Meta's ids, the access token, the app secret and the verify token.
 // The token and secrets are sealed at rest and never answered back; each change is an audit row.
 
-const metaId = (what: string) => ({ type: 'string', pattern: '^[0-9]{1,32}$', description: `Meta's id of ${what}.` }) as const;
-const secret = (what: string) => ({ type: 'string', minLength: 8, maxLength: 1024, pattern: '^\\S+$', description: what }) as const;
+const metaId = (what: string) =>
+  ({ type: 'string', pattern: '^[0-9]{1,32}$', description: `Meta's id of ${what}.`, examples: ['106540352242922'] }) as const;
+const secret = (what: string) =>
+  ({ type: 'string', minLength: 8, maxLength: 1024, pattern: '^\\S+$', description: what, examples: ['EAAG-example-secret'] }) as const;
 
 const cloudSettingsSchema = {
   type: 'object',

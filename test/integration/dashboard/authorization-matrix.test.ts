@@ -26,6 +26,8 @@ const OUTSIDE_THE_MATRIX = [
   /^\/internal\//,
   // Chatwoot's callbacks, authenticated by the inbox's token in the path (test/integration/chatwoot/chatwoot-replies.test.ts).
   /^\/chatwoot\/callbacks\//,
+  // Meta's callbacks for Cloud API numbers, authenticated by the app secret's signature (test/integration/http/cloud-api.test.ts).
+  /^\/cloud\/callbacks\//,
   // The operator API, behind operator tokens (test/integration/http/operator-api.test.ts).
   /^\/admin\//,
   /^\/media(\/|$)/,
