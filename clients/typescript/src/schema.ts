@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Liveness, database reachability and writability
-         * @description For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last 30 s (then with storage "unwritable"). Needs no key.
+         * @description For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last 30 s (then with storage "unwritable"); 503 with stopping true from the moment the node begins to stop (it keeps answering while it hands its numbers over), so that a load balancer takes it out of rotation. Every 503 carries Retry-After. Needs no key.
          */
         get: operations["checkHealth"];
         put?: never;
@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Liveness, database reachability and writability
-         * @description For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last 30 s (then with storage "unwritable"). Needs no key.
+         * @description For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last 30 s (then with storage "unwritable"); 503 with stopping true from the moment the node begins to stop (it keeps answering while it hands its numbers over), so that a load balancer takes it out of rotation. Every 503 carries Retry-After. Needs no key.
          */
         get: operations["checkHealthApi"];
         put?: never;
@@ -6506,16 +6506,22 @@ export interface components {
                 };
             };
         };
-        /** @description The database does not answer, or cannot write; the log says why. */
+        /** @description The node stops, or the database does not answer or cannot write; the log says why. */
         CheckHealthError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": {
                     /** @enum {boolean} */
                     ok: false;
+                    /**
+                     * @description Present while the node stops (SIGTERM): it still answers what it is sent, but a load balancer should send no more.
+                     * @enum {boolean}
+                     */
+                    stopping?: true;
                     /**
                      * @description Present when the database answers but failed to take a write in the last 30 s (a full disk, a server refusing writes); the log has the cause.
                      * @enum {string}

@@ -50,7 +50,7 @@ export function registerCloudCommand(numberCommand: Command): void {
           CLI_ACTOR,
         );
         // A session that failed for want of settings starts again on the node that runs it.
-        const restarted = await gateway.numberControl.restart(operator, number).then(
+        const restarted = await gateway.numberControl.restart({ scope: operator, actor: CLI_ACTOR }, number).then(
           () => true,
           () => false,
         );

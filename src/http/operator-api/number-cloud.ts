@@ -104,7 +104,7 @@ const setCloudSettings = defineOperatorOperation({
       )
       .catch(asInvalidRequest);
     // A session that failed for want of settings starts again with them; a running one reads them on its next call.
-    await gateway.numberControl.restart(within, number).catch(() => undefined);
+    await gateway.numberControl.restart({ scope: within, actor }, number).catch(() => undefined);
     return ok(settingsJson(number, settings));
   },
 });
