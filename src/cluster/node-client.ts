@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Headers of a call between nodes. The signature covers the time, the nonce, the method, the
@@ -32,9 +32,17 @@ interface SignedParts {
   bodyHash: string;
 }
 
+/** The cluster key as a KeyObject, made once: an HMAC keyed with a Buffer costs far more on Node 24 (webhooks/signing.ts). */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
 function signature(key: Buffer, parts: SignedParts): Buffer {
   const text = [parts.time, parts.nonce, parts.method.toUpperCase(), parts.path, parts.destinationNodeId, parts.bodyHash].join('\n');
-  return createHmac('sha256', key).update(text).digest();
+  let keyObject = keyObjects.get(key);
+  if (keyObject === undefined) {
+    keyObject = createSecretKey(key);
+    keyObjects.set(key, keyObject);
+  }
+  return createHmac('sha256', keyObject).update(text).digest();
 }
 
 function bodyHashOf(body: string): string {

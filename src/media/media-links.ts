@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 /** The longest a signed link may live, whatever is asked: a week. */
 export const MAX_LINK_LIFETIME_MS = 7 * 86_400_000;
@@ -15,11 +15,16 @@ export interface MediaLink {
  * The check is in constant time, and an expired or altered link is no different from no link.
  */
 export class MediaLinks {
+  /** Made once: an HMAC keyed with a Buffer costs far more on Node 24 (webhooks/signing.ts). */
+  private readonly keyObject: KeyObject;
+
   constructor(
-    private readonly key: Buffer,
+    key: Buffer,
     /** WAGW_PUBLIC_URL without a trailing slash, or '' for links relative to the gateway. */
     private readonly publicUrl: string,
-  ) {}
+  ) {
+    this.keyObject = createSecretKey(key);
+  }
 
   static deriveKey(secretKey: Buffer): Buffer {
     return createHmac('sha256', secretKey).update('wa-gateway media links').digest();
@@ -45,6 +50,6 @@ export class MediaLinks {
   }
 
   private signature(mediaId: string, expires: number): Buffer {
-    return createHmac('sha256', this.key).update(`${mediaId}\n${expires}`).digest();
+    return createHmac('sha256', this.keyObject).update(`${mediaId}\n${expires}`).digest();
   }
 }

@@ -230,13 +230,18 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     const { holder, asker } = await holderOf([first, second], number.id);
     const started = await asker.gateway.numberControl.start(asConsoleUser, number, 'qr');
     assert.equal(started.numberId, number.id);
-    assert.ok(holder.gateway.linking.current(number.id) !== undefined, 'the attempt lives on the owner');
-    assert.equal(asker.gateway.linking.current(number.id), undefined, 'not on the node that was asked');
+    // On a loaded machine the number may have moved since it was looked up: the attempt is on
+    // whichever node owned it when asked, and that one is still its owner.
+    const withAttempt = [first, second].filter((node) => node.gateway.linking.current(number.id) !== undefined);
+    assert.equal(withAttempt.length, 1, 'the attempt lives on one node');
+    const owner = withAttempt[0]!;
+    assert.ok(owner.gateway.keeper.leaseOf(number.id) !== undefined, 'the node that owns the number');
+    if (owner === holder) assert.equal(asker.gateway.linking.current(number.id), undefined, 'not on the node that was asked');
     const seen = await asker.gateway.numberControl.current(operatorScope(), number);
     assert.equal(seen?.numberId, number.id, 'and the asking node reads it from the owner');
     await asker.gateway.numberControl.cancel(asConsoleUser, number);
-    assert.equal(holder.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
-    const rows = await numberAudit(holder, number.id);
+    assert.equal(owner.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
+    const rows = await numberAudit(owner, number.id);
     assert.deepEqual(
       rows.filter((row) => row.action.startsWith('number.link')).map((row) => [row.action, row.actor.label, row.details?.method ?? null]),
       [
