@@ -15,14 +15,20 @@ export function sleep(ms: number): Promise<void> {
 
 /**
  * Looks every `everyMs` until `probe` returns something other than undefined, and returns it;
- * fails naming `what` after CONDITION_WAIT_MS.
+ * fails naming `what` after CONDITION_WAIT_MS (or `waitMs`, for what is slow by nature, such as
+ * another program's first start).
  */
-export async function waitForValue<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, everyMs = 10): Promise<T> {
-  const deadline = Date.now() + CONDITION_WAIT_MS;
+export async function waitForValue<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  everyMs = 10,
+  waitMs = CONDITION_WAIT_MS,
+): Promise<T> {
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out after ${CONDITION_WAIT_MS} ms waiting for ${what}`);
+    if (Date.now() > deadline) assert.fail(`timed out after ${waitMs} ms waiting for ${what}`);
     await sleep(everyMs);
   }
 }

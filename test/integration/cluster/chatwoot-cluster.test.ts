@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { ChatwootStandIn } from '../../support/chatwoot-stand-in.ts';
-import { startClusterNode, type ClusterNode } from '../../support/cluster-node.ts';
+import { callUntilAvailable, numberOwner, startClusterNode, type ClusterNode } from '../../support/cluster-node.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
 import { seedAccount, uniquePhone, type SeededAccount } from '../../support/gateway.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
 import { serveTestNetwork, stopTestNetwork } from '../../support/shared-network.ts';
-import { sleep, waitForValue } from '../../support/waiting.ts';
+import { waitForValue } from '../../support/waiting.ts';
 
 // A Chatwoot inbox in a cluster: a number's messages reach Chatwoot whichever node owns it, and an
 // agent's reply posted to the callback of a node that does not own the number is sent once, on the
@@ -39,12 +38,7 @@ describe('a Chatwoot inbox across the nodes of a cluster (postgres)', { skip: !d
   });
 
   it("a person's message reaches Chatwoot, and the reply posted to the other node's callback reaches them once", async () => {
-    const numberId = (await nodes[0]!.gateway.numbers.findNumber(operatorScope(), account.phones[0]!)).id;
-    const owner = await waitForValue(async () => {
-      await Promise.all(nodes.map((node) => node.gateway.keeper.tickSoon()));
-      const holders = nodes.filter((node) => node.gateway.keeper.leaseOf(numberId) !== undefined);
-      return holders.length === 1 ? holders[0] : undefined;
-    }, 'the number held by one node');
+    const owner = await numberOwner(nodes, account.phones[0]!);
     const other = nodes.find((node) => node !== owner)!;
     const call = async (node: ClusterNode, path: string, body: unknown, key?: string) =>
       fetch(`${node.url}${path}`, {
@@ -72,20 +66,11 @@ describe('a Chatwoot inbox across the nodes of a cluster (postgres)', { skip: !d
     };
 
     const person = uniquePhone();
-    await waitForValue(async () => {
-      const response = await call(
-        other,
-        '/sandbox/receive',
-        { from_phone: person, to_phone: account.phones[0], message: 'hello' },
-        account.apiKey,
-      );
-      if (response.status === 503) {
-        await sleep(Number(response.headers.get('retry-after')) * 1000);
-        return undefined;
-      }
-      assert.equal(response.status, 200, await response.text());
-      return true;
-    }, 'the message received');
+    const received = await callUntilAvailable(
+      () => call(other, '/sandbox/receive', { from_phone: person, to_phone: account.phones[0], message: 'hello' }, account.apiKey),
+      'the message received',
+    );
+    assert.equal(received.status, 200, await received.text());
     const conversation = await waitForValue(() => {
       const contact = chatwoot.contacts.find((candidate) => candidate.phone_number === person);
       const found = contact && chatwoot.conversations.find((candidate) => candidate.contactId === contact.id);

@@ -1,0 +1,225 @@
+import assert from 'node:assert/strict';
+import { createHmac, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { accountScope } from '../../../src/domain/tenant-scope.ts';
+import { callUntilAvailable, numberOwner, startClusterNode, type ClusterNode } from '../../support/cluster-node.ts';
+import { createTestDatabase, dialects, type Dialect, type TestDatabase } from '../../support/databases.ts';
+import { seedAccount, type SeededAccount } from '../../support/gateway.ts';
+import { ignoreCleanupFailure } from '../../support/ignore.ts';
+import { N8n, n8nHome, packNodePackage } from '../../support/n8n.ts';
+import { serveTestNetwork, stopTestNetwork } from '../../support/shared-network.ts';
+import { waitForValue } from '../../support/waiting.ts';
+
+// The n8n node package in a real n8n (docs/integrations.md, n8n): packed and installed as a user
+// installs it, a workflow "wa-gateway Trigger on a message → wa-gateway Send Message back to its
+// sender" is activated, which registers the trigger's own webhook through the webhooks API; a
+// sandbox phone's message runs it and the phone receives the reply once; forged and replayed
+// deliveries are refused; deactivating the workflow removes the webhook. On SQLite (one node) and
+// on PostgreSQL with two nodes, n8n calling the node that does not own the number. One n8n serves
+// both: its start is the slow part.
+
+interface Gateway {
+  nodes: ClusterNode[];
+  /** The node n8n calls: on a cluster, one that does not own the number. */
+  entry: ClusterNode;
+  account: SeededAccount;
+  person: SeededAccount;
+  close(): Promise<void>;
+}
+
+async function startGateway(dialect: Dialect, n8n: N8n): Promise<Gateway> {
+  const database: TestDatabase = await createTestDatabase(dialect);
+  const network = dialect === 'postgres' ? await serveTestNetwork() : undefined;
+  const env = {
+    WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${n8n.port}`,
+    WAGW_WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2,1,1,1,1,1',
+    ...(network !== undefined && { WAGW_SANDBOX_NETWORK: `tcp://127.0.0.1:${network.port}` }),
+  };
+  const nodes = [await startClusterNode(database, 'first', env)];
+  if (dialect === 'postgres') nodes.push(await startClusterNode(database, 'second', env));
+  const account = await seedAccount(nodes[0]!.gateway, { scopes: ['read', 'send', 'webhooks'] });
+  const person = await seedAccount(nodes[0]!.gateway, { scopes: ['read', 'send'] });
+  const owner = await numberOwner(nodes, account.phones[0]!);
+  return {
+    nodes,
+    entry: nodes.find((node) => node !== owner) ?? owner,
+    account,
+    person,
+    close: async () => {
+      for (const node of [...nodes].reverse()) await node.server.stop().catch(ignoreCleanupFailure);
+      await database.drop();
+      if (network !== undefined) await stopTestNetwork(network).catch(ignoreCleanupFailure);
+    },
+  };
+}
+
+async function api(node: ClusterNode, key: string, method: string, route: string, body?: unknown): Promise<Response> {
+  return fetch(`${node.url}/api${route}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+}
+
+/** A workflow as the editor saves one: the trigger, and a reply to the message's sender from the number it reached. */
+function replyWorkflow(name: string, credentialId: string) {
+  const credentials = { waGatewayApi: { id: credentialId, name } };
+  return {
+    name,
+    settings: { executionOrder: 'v1' },
+    connections: { 'On a message': { main: [[{ node: 'Reply', type: 'main', index: 0 }]] } },
+    nodes: [
+      {
+        id: randomUUID(),
+        name: 'On a message',
+        type: 'n8n-nodes-wa-gateway.waGatewayTrigger',
+        typeVersion: 1,
+        position: [0, 0],
+        webhookId: randomUUID(),
+        parameters: { events: ['message'], messageScope: 'direct' },
+        credentials,
+      },
+      {
+        id: randomUUID(),
+        name: 'Reply',
+        type: 'n8n-nodes-wa-gateway.waGateway',
+        typeVersion: 1,
+        position: [300, 0],
+        parameters: {
+          resource: 'messages',
+          operation: 'sendMessage',
+          from_phone: '={{ $json.to_phone }}',
+          to_phone: '={{ $json.from_phone }}',
+          additionalBodyFields: { message: '=pong: {{ $json.message }}' },
+        },
+        credentials,
+      },
+    ],
+  };
+}
+
+describe('the n8n node package in a real n8n', () => {
+  let n8n: N8n;
+  let packDirectory: string;
+
+  before(async () => {
+    const home = n8nHome();
+    packDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-n8n-pack-'));
+    n8n = await N8n.start(home, packNodePackage(home, packDirectory));
+  });
+  after(async () => {
+    await n8n?.stop();
+    if (packDirectory !== undefined) fs.rmSync(packDirectory, { recursive: true, force: true });
+  });
+
+  for (const dialect of dialects) {
+    it(`a workflow triggered by a sandbox message replies to its sender once, and its webhook is the trigger's own (${dialect})`, async () => {
+      const gateway = await startGateway(dialect, n8n);
+      try {
+        const { entry, account, person } = gateway;
+        const credential = await n8n.rest<{ id: string }>('POST', '/credentials', {
+          name: `wa-gateway ${dialect}`,
+          type: 'waGatewayApi',
+          data: { baseUrl: entry.url, apiKey: account.apiKey },
+        });
+        const workflow = await n8n.rest<{ id: string; versionId: string }>(
+          'POST',
+          '/workflows',
+          replyWorkflow(`wa-gateway ${dialect}`, credential.id),
+        );
+        await n8n.rest('POST', `/workflows/${workflow.id}/activate`, { versionId: workflow.versionId });
+
+        // Activation (which n8n carries out in the background) registers the trigger's webhook, pointing at n8n.
+        const listWebhooks = async () =>
+          ((await (await api(entry, account.apiKey, 'GET', '/webhooks')).json()) as { webhooks: { id: string; url: string }[] }).webhooks;
+        const [webhook, ...others] = await waitForValue(async () => {
+          const listed = await listWebhooks();
+          return listed.length > 0 ? listed : undefined;
+        }, `the trigger's webhook registered on activation (n8n's log: ${n8n.logFile})`);
+        assert.ok(webhook !== undefined && others.length === 0, 'one webhook');
+        assert.ok(webhook.url.startsWith(`${n8n.url}/webhook/`), webhook.url);
+
+        const text = `ping from ${dialect}`;
+        const sent = await callUntilAvailable(
+          () =>
+            api(entry, person.apiKey, 'POST', '/send_message', {
+              from_phone: person.phones[0],
+              to_phone: account.phones[0],
+              message: text,
+            }),
+          'the sandbox phone message sent',
+        );
+        assert.equal(sent.status, 200, await sent.text());
+        const replies = async () => {
+          const answer = await api(
+            entry,
+            person.apiKey,
+            'GET',
+            `/messages?phone=${encodeURIComponent(person.phones[0]!)}&direction=inbound`,
+          );
+          const { messages } = (await answer.json()) as { messages: { message: string | null; from_phone: string }[] };
+          return messages.filter((message) => message.message === `pong: ${text}`);
+        };
+        const [reply] = await waitForValue(
+          async () => ((await replies()).length > 0 ? replies() : undefined),
+          "n8n's reply at the sandbox phone",
+        );
+        assert.equal(reply!.from_phone, account.phones[0]);
+        // Once: the event went once (one delivery, one attempt), so the workflow ran once.
+        const deliveries = await waitForValue(async () => {
+          const listed = await entry.gateway.webhooks.listDeliveries(accountScope(account.accountId), webhook.id, 100);
+          return listed.length > 0 && listed.every((entry) => entry.delivery.state === 'delivered') ? listed : undefined;
+        }, 'the delivery recorded as delivered');
+        assert.deepEqual(
+          deliveries.map((entry) => [entry.delivery.eventType, entry.attempts.length]),
+          [['message', 1]],
+        );
+        assert.equal((await replies()).length, 1);
+
+        // A delivery not signed with the webhook's secret, or signed but old (a replay), is refused and starts nothing.
+        const body = JSON.stringify({
+          event: 'message',
+          webhook_id: webhook.id,
+          from_phone: person.phones[0],
+          to_phone: account.phones[0],
+          message: 'forged',
+        });
+        const post = (headers: Record<string, string>) =>
+          fetch(webhook.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+        const now = Math.floor(Date.now() / 1000);
+        const forged = await post({
+          'webhook-id': 'dlv_forged',
+          'webhook-timestamp': String(now),
+          'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
+        });
+        assert.equal(forged.status, 401);
+        assert.equal((await post({})).status, 401, 'unsigned');
+        const secret = await entry.gateway.webhooks.revealSecret(accountScope(account.accountId), webhook.id);
+        const old = String(now - 3600);
+        const signature = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+          .update(`dlv_old.${old}.${body}`)
+          .digest('base64');
+        const replayed = await post({ 'webhook-id': 'dlv_old', 'webhook-timestamp': old, 'webhook-signature': `v1,${signature}` });
+        assert.equal(replayed.status, 401, 'a genuine signature an hour old is a replay');
+
+        // Deactivating the workflow removes its webhook from the gateway.
+        await n8n.rest('POST', `/workflows/${workflow.id}/deactivate`, {});
+        await waitForValue(async () => ((await listWebhooks()).length === 0 ? true : undefined), 'the webhook removed on deactivation');
+        const sentAfter = (
+          await entry.gateway.store.db
+            .selectFrom('messages')
+            .select('id')
+            .where('account_id', '=', account.accountId)
+            .where('direction', '=', 'outbound')
+            .execute()
+        ).length;
+        assert.equal(sentAfter, 1, 'nothing but the one reply was sent');
+      } finally {
+        await gateway.close();
+      }
+    });
+  }
+});
