@@ -6,6 +6,7 @@ import { OwnerDispatch } from './http/operations/owner-dispatch.ts';
 import { operationServices } from './http/operations/services.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
 import { Scheduler } from './jobs/scheduler.ts';
+import { AccountActivityService } from './observability/account-activity.ts';
 import { SystemStatusService } from './observability/system-status.ts';
 import type { GatewayServices } from './ports/gateway-services.ts';
 import { buildAccounts } from './wiring/accounts.ts';
@@ -85,6 +86,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     dispatch,
     numberControl: new DispatchedNumberControl(dispatch, storage.store.db),
     chatReplies: new DispatchedChatReplies(dispatch),
+    activity: new AccountActivityService(storage.store),
     system: new SystemStatusService(storage.store, config, startedAt),
     scheduler,
     clusterKey: keys.clusterKey,

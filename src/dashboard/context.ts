@@ -23,7 +23,18 @@ declare module 'fastify' {
   }
 }
 
-export type NavSection = 'overview' | 'numbers' | 'chats' | 'messages' | 'keys' | 'webhooks' | 'team' | 'password' | 'operator' | 'none';
+export type NavSection =
+  | 'overview'
+  | 'numbers'
+  | 'chats'
+  | 'messages'
+  | 'activity'
+  | 'keys'
+  | 'webhooks'
+  | 'team'
+  | 'password'
+  | 'operator'
+  | 'none';
 
 /** What every page's layout needs besides its own content. */
 export interface PageContext {

@@ -20,6 +20,7 @@ import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerNumbersRoutes } from './routes/numbers.ts';
 import { registerConversationRoutes } from './routes/conversations.ts';
+import { registerActivityRoutes } from './routes/activity.ts';
 import { sessionTokenFrom } from './session-cookie.ts';
 import { ErrorPage } from './views/auth-pages.tsx';
 import { namedScope } from '../web/named-scope.ts';
@@ -31,6 +32,7 @@ import { namedScope } from '../web/named-scope.ts';
 type Services = OperatorConsoleServices &
   Pick<
     GatewayServices,
+    | 'activity'
     | 'chatReplies'
     | 'chats'
     | 'dashboardSigningKey'
@@ -108,6 +110,7 @@ export async function registerDashboard(app: FastifyInstance, gateway: Services)
       registerNumbersRoutes(dashboard, gateway);
       registerMessagesRoutes(dashboard, gateway);
       registerConversationRoutes(dashboard, gateway);
+      registerActivityRoutes(dashboard, gateway);
     }),
   );
 }

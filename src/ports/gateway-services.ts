@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import type { SystemStatusService } from '../observability/system-status.ts';
+import type { AccountActivityService } from '../observability/account-activity.ts';
 import type { AccountParts } from '../wiring/accounts.ts';
 import type { ClusterParts } from '../wiring/cluster.ts';
 import type { MediaParts } from '../wiring/media.ts';
@@ -30,6 +31,8 @@ export interface GatewayServices
   config: Config;
   logger: Logger;
   system: SystemStatusService;
+  /** The account's messages and webhook deliveries per day, for the dashboard's Activity charts. */
+  activity: AccountActivityService;
   /** Times the node's periodic tasks, with their runs, failures and last run (src/jobs/scheduler.ts). */
   scheduler: Scheduler;
   /** Signs and checks the calls nodes make to each other; derived from the secret key. */

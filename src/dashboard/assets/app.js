@@ -116,3 +116,17 @@ if (thread !== null) {
   };
   setInterval(follow, 2000);
 }
+
+// Tables on a phone: each cell is given its column's heading (data-label), so that app.css can
+// lay a row out as a small card of labelled lines on a narrow screen instead of a table cut at
+// its edge. Without this script the table scrolls inside its own box; the page never does.
+for (const table of document.querySelectorAll('table:not(.keep-table)')) {
+  const headings = Array.from(table.querySelectorAll('thead th'), (heading) => heading.textContent.trim());
+  if (headings.length === 0) continue;
+  table.classList.add('stackable');
+  for (const row of table.querySelectorAll('tbody tr')) {
+    Array.from(row.children).forEach((cell, index) => {
+      if (headings[index]) cell.setAttribute('data-label', headings[index]);
+    });
+  }
+}

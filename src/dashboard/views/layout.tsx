@@ -12,6 +12,7 @@ const ACCOUNT_LINKS: NavLink[] = [
   { section: 'numbers', href: '/numbers', label: 'Numbers' },
   { section: 'chats', href: '/conversations', label: 'Chats' },
   { section: 'messages', href: '/messages', label: 'Messages' },
+  { section: 'activity', href: '/activity', label: 'Activity' },
   { section: 'keys', href: '/keys', label: 'API keys' },
   { section: 'webhooks', href: '/webhooks', label: 'Webhooks' },
   { section: 'team', href: '/team', label: 'Team' },

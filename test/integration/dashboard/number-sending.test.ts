@@ -44,7 +44,12 @@ for (const dialect of dialects) {
       test.gateway.store.db.updateTable('messages').set({ sent_at: at }).where('id', '=', id).execute();
     /** The chart's bars, hour start → count, read from the page. */
     const barsOf = (body: string) =>
-      new Map([...body.matchAll(/data-hour="([^"]+)" data-count="(\d+)"/g)].map((match) => [match[1]!, Number(match[2])]));
+      new Map(
+        [...body.matchAll(/data-hour="([^"]+)" data-sent="(\d+)" data-over-the-cap="(\d+)"/g)].map((match) => [
+          match[1]!,
+          Number(match[2]) + Number(match[3]),
+        ]),
+      );
 
     before(async () => {
       test = await startTestGateway(dialect);
