@@ -44,9 +44,17 @@ export const eventTypeOptions: EventTypeOption[] = webhookEventTypes.map((type) 
 /** Response bodies are stored up to 2 KB; the log shows the start and keeps the rest in a tooltip. */
 const EXCERPT_DISPLAY_CHARS = 200;
 
+/** A Chatwoot inbox's ids and number as the pages show them (never its token). */
+interface ChatwootInboxView {
+  accountId: number;
+  inboxId: number;
+  number: string | null;
+}
+
 export interface WebhookRowView {
   id: string;
   url: string;
+  chatwoot: ChatwootInboxView | null;
   eventTypes: string[];
   enabled: boolean;
   disabledReason: string | null;
@@ -84,6 +92,11 @@ export interface DeliveryView {
 
 export interface WebhookDetailView {
   webhook: WebhookRowView;
+  /**
+   * A Chatwoot inbox's callback URL, to paste as the Chatwoot inbox's webhook URL; shown to those who
+   * manage webhooks only (its token lets Chatwoot send through the inbox). Null otherwise.
+   */
+  chatwootCallbackUrl: string | null;
   deliveries: DeliveryView[];
   canManage: boolean;
 }
@@ -101,6 +114,12 @@ export interface WebhookFormView {
   rabbitmqRoutingKey: string;
   /** An event stream: no URL, its client connects to `url`, the stream's path (ADR 0068). */
   stream: boolean;
+  /** A Chatwoot inbox's ids and number as typed or stored; blank for other webhooks. Its token is never shown. */
+  chatwootAccountId: string;
+  chatwootInboxId: string;
+  chatwootNumber: string;
+  /** Whether a stored Chatwoot inbox is being edited: its token field may be left blank to keep the token. */
+  chatwootTokenStored: boolean;
   error: string | undefined;
   options: EventTypeOption[];
 }
@@ -116,6 +135,11 @@ function toWebhookRow(webhook: Webhook): WebhookRowView {
   return {
     id: webhook.id,
     url: webhook.url,
+    chatwoot: webhook.chatwoot && {
+      accountId: webhook.chatwoot.accountId,
+      inboxId: webhook.chatwoot.inboxId,
+      number: webhook.chatwoot.number,
+    },
     eventTypes: webhook.eventTypes,
     enabled: webhook.enabled,
     disabledReason: webhook.disabledReason,
@@ -136,11 +160,21 @@ export async function presentWebhookDetail(
   account: ScopedAccount,
   webhookId: string,
   canManage: boolean,
+  /** The gateway's address as the viewer reaches it, before a callback path. */
+  origin: string,
 ): Promise<WebhookDetailView> {
   const webhook = await gateway.webhooks.getWebhook(account.scope, webhookId);
   const deliveries = await gateway.webhooks.listDeliveries(account.scope, webhookId);
-  return { webhook: toWebhookRow(webhook), deliveries: deliveries.map(toDeliveryView), canManage };
+  const callbackPath = canManage ? (await gateway.webhooks.chatwootCallbackPaths([webhook])).get(webhook.id) : undefined;
+  return {
+    webhook: toWebhookRow(webhook),
+    chatwootCallbackUrl: callbackPath === undefined ? null : `${origin}${callbackPath}`,
+    deliveries: deliveries.map(toDeliveryView),
+    canManage,
+  };
 }
+
+const blankChatwootFields = { chatwootAccountId: '', chatwootInboxId: '', chatwootNumber: '', chatwootTokenStored: false };
 
 export function newWebhookForm(): WebhookFormView {
   return {
@@ -151,6 +185,7 @@ export function newWebhookForm(): WebhookFormView {
     rabbitmqExchange: '',
     rabbitmqRoutingKey: '',
     stream: false,
+    ...blankChatwootFields,
     error: undefined,
     options: eventTypeOptions,
   };
@@ -166,6 +201,10 @@ export async function presentWebhookForm(gateway: Services, account: ScopedAccou
     rabbitmqExchange: webhook.rabbitmq?.exchange ?? '',
     rabbitmqRoutingKey: webhook.rabbitmq?.routingKey ?? '',
     stream: isStreamUrl(webhook.url),
+    chatwootAccountId: webhook.chatwoot === null ? '' : String(webhook.chatwoot.accountId),
+    chatwootInboxId: webhook.chatwoot === null ? '' : String(webhook.chatwoot.inboxId),
+    chatwootNumber: webhook.chatwoot?.number ?? '',
+    chatwootTokenStored: webhook.chatwoot !== null,
     error: undefined,
     options: eventTypeOptions,
   };

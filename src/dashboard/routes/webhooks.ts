@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
-import { isAmqpUrl, type RabbitmqTarget } from '../../domain/webhooks.ts';
+import { chatwootEventTypes, isAmqpUrl, type RabbitmqTarget } from '../../domain/webhooks.ts';
+import type { ChatwootInboxInput } from '../../webhooks/chatwoot-destination.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formErrorText, formList, formText } from '../forms.ts';
@@ -40,7 +41,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
   app.get('/webhooks/new', manager, (request, reply) => renderForm(request, reply, newWebhookForm()));
 
   app.post('/webhooks', manager, async (request, reply) => {
-    const { input, typed } = webhookInput(request.body);
+    const { input, typed } = webhookInput(request.body, false);
     const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).scope, input, userActor(request)));
     if (!result.ok)
       return renderForm(
@@ -60,7 +61,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
 
   app.post('/webhooks/:id', manager, async (request: WebhookRequest, reply) => {
     const { id } = request.params;
-    const { input, typed } = webhookInput(request.body);
+    const { input, typed } = webhookInput(request.body, formText(request.body, 'chatwoot_token_stored') === 'yes');
     const result = await attempt(() => gateway.webhooks.updateWebhook(accountOf(request).scope, id, input, userActor(request)));
     if (!result.ok) {
       // A webhook that is not there (any more, or not in this account) is a 404 page, not a form error.
@@ -111,7 +112,8 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
   });
 
   async function renderDetail(request: WebhookRequest, reply: FastifyReply, secret?: ShownSecret): Promise<FastifyReply> {
-    const view = await presentWebhookDetail(gateway, accountOf(request), request.params.id, canManage(viewerOf(request)));
+    const origin = `${request.protocol}://${request.host}`;
+    const view = await presentWebhookDetail(gateway, accountOf(request), request.params.id, canManage(viewerOf(request)), origin);
     return sendPage(reply, WebhookDetailPage({ context: pageContext(request, reply, 'Webhook', 'webhooks'), view, secret }));
   }
 
@@ -121,8 +123,35 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
   }
 }
 
-/** The form's fields as typed, to show them again beside a refusal. */
-type TypedWebhookForm = Pick<WebhookFormView, 'url' | 'eventTypes' | 'messageScope' | 'rabbitmqExchange' | 'rabbitmqRoutingKey' | 'stream'>;
+/** The form's fields as typed, to show them again beside a refusal (never the Chatwoot token). */
+type TypedWebhookForm = Pick<
+  WebhookFormView,
+  | 'url'
+  | 'eventTypes'
+  | 'messageScope'
+  | 'rabbitmqExchange'
+  | 'rabbitmqRoutingKey'
+  | 'stream'
+  | 'chatwootAccountId'
+  | 'chatwootInboxId'
+  | 'chatwootNumber'
+  | 'chatwootTokenStored'
+>;
+
+/**
+ * A Chatwoot inbox's fields, when its ids are filled in (ADR 0067): the URL is then Chatwoot's base
+ * URL, the inbox takes its own events whatever boxes are ticked, and a blank token keeps the stored
+ * one. Ids that are not numbers go on as such, for the service to refuse with its own message.
+ */
+function chatwootInput(typed: TypedWebhookForm, token: string): ChatwootInboxInput | undefined {
+  if (typed.chatwootAccountId === '' && typed.chatwootInboxId === '') return undefined;
+  return {
+    accountId: Number(typed.chatwootAccountId),
+    inboxId: Number(typed.chatwootInboxId),
+    number: typed.chatwootNumber === '' ? null : typed.chatwootNumber,
+    ...(token !== '' && { apiAccessToken: token }),
+  };
+}
 
 /**
  * The form's fields as the service takes them; no checkbox ticked is an empty list, which it
@@ -131,8 +160,18 @@ type TypedWebhookForm = Pick<WebhookFormView, 'url' | 'eventTypes' | 'messageSco
  * to be refused rather than silently dropped. An event stream (the box ticked, or a stream being
  * edited) takes no URL: one typed beside it is passed on to be refused the same way.
  */
-function webhookInput(body: unknown): {
-  input: { url?: string; eventTypes: string[]; messageScope: string; rabbitmq?: RabbitmqTarget; stream?: boolean };
+function webhookInput(
+  body: unknown,
+  chatwootTokenStored: boolean,
+): {
+  input: {
+    url?: string;
+    eventTypes: string[];
+    messageScope: string;
+    rabbitmq?: RabbitmqTarget;
+    stream?: boolean;
+    chatwoot?: ChatwootInboxInput;
+  };
   typed: TypedWebhookForm;
 } {
   const typed: TypedWebhookForm = {
@@ -142,11 +181,25 @@ function webhookInput(body: unknown): {
     rabbitmqExchange: formText(body, 'rabbitmq_exchange').trim(),
     rabbitmqRoutingKey: formText(body, 'rabbitmq_routing_key').trim(),
     stream: formText(body, 'stream') === 'on',
+    chatwootAccountId: formText(body, 'chatwoot_account_id').trim(),
+    chatwootInboxId: formText(body, 'chatwoot_inbox_id').trim(),
+    chatwootNumber: formText(body, 'chatwoot_number').trim(),
+    chatwootTokenStored,
   };
-  const { rabbitmqExchange: exchange, rabbitmqRoutingKey: routingKey, stream, url, ...rest } = typed;
+  const { rabbitmqExchange: exchange, rabbitmqRoutingKey: routingKey, stream, url, eventTypes, messageScope } = typed;
   const sink = isAmqpUrl(url) || exchange !== '' || routingKey !== '';
   const destination = stream ? { stream: true, ...(url !== '' && { url }) } : { url };
-  return { input: { ...rest, ...destination, ...(sink && { rabbitmq: { exchange, routingKey } }) }, typed };
+  const chatwoot = chatwootInput(typed, formText(body, 'chatwoot_api_access_token').trim());
+  return {
+    input: {
+      eventTypes: chatwoot === undefined ? eventTypes : [...chatwootEventTypes],
+      messageScope,
+      ...destination,
+      ...(sink && { rabbitmq: { exchange, routingKey } }),
+      ...(chatwoot !== undefined && { chatwoot }),
+    },
+    typed,
+  };
 }
 
 function redirectToWebhook(reply: FastifyReply, id: string, notice: NoticeCode): FastifyReply {

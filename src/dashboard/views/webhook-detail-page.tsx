@@ -21,10 +21,11 @@ export function WebhookDetailPage(props: { context: PageContext; view: WebhookDe
       <section class="card" aria-labelledby="webhook-facts-heading">
         <h2 id="webhook-facts-heading">Details</h2>
         <dl class="facts">
-          <dt>Endpoint URL</dt>
+          <dt>{view.webhook.chatwoot === null ? 'Endpoint URL' : 'Chatwoot base URL'}</dt>
           <dd class="mono text" safe>
             {view.webhook.url}
           </dd>
+          {view.webhook.chatwoot === null ? '' : <ChatwootFacts view={view} />}
           <dt>Events</dt>
           <dd>
             <EventList eventTypes={view.webhook.eventTypes} />
@@ -59,6 +60,41 @@ export function WebhookDetailPage(props: { context: PageContext; view: WebhookDe
         ))
       )}
     </Layout>
+  );
+}
+
+/** A Chatwoot inbox's ids and number, and for those who manage it the callback URL to paste into Chatwoot. */
+function ChatwootFacts(props: { view: WebhookDetailView }): JSX.Element {
+  const inbox = props.view.webhook.chatwoot!;
+  return (
+    <>
+      <dt>Chatwoot inbox</dt>
+      <dd
+        safe
+      >{`Account ${inbox.accountId}, inbox ${inbox.inboxId}; ${inbox.number === null ? "all your account's numbers" : `number ${inbox.number}`}`}</dd>
+      <dt>Callback URL</dt>
+      <dd>
+        {props.view.chatwootCallbackUrl === null ? (
+          <span class="muted">Shown to owners and admins.</span>
+        ) : (
+          <>
+            <input
+              id="chatwoot-callback-url"
+              class="mono"
+              type="text"
+              readonly
+              aria-describedby="chatwoot-callback-hint"
+              value={props.view.chatwootCallbackUrl}
+            />
+            <p id="chatwoot-callback-hint" class="hint">
+              Paste it as the Webhook URL of the Chatwoot inbox (Settings → Inboxes → the inbox → Configuration), so that agents' replies
+              are sent. Use your gateway's public address if Chatwoot reaches it by another one. It holds the inbox's own token: rotating
+              the signing secret leaves it as it is.
+            </p>
+          </>
+        )}
+      </dd>
+    </>
   );
 }
 

@@ -3,6 +3,76 @@ import { messageScopeOptions, type WebhookFormView } from '../presenters/webhook
 import { ErrorSummary, PageHeader, PostForm } from './components.tsx';
 import { Layout } from './layout.tsx';
 
+/**
+ * A Chatwoot inbox's fields (docs/integrations.md, Chatwoot): filled-in ids make the webhook an
+ * inbox, whose URL is Chatwoot's base URL. The access token is write-only: never shown, and left
+ * blank on an edit to keep the stored one.
+ */
+function ChatwootFields(props: { view: WebhookFormView }): JSX.Element {
+  const { view } = props;
+  return (
+    <fieldset>
+      <legend>Chatwoot inbox (an API channel inbox of your Chatwoot)</legend>
+      <p id="chatwoot-hint" class="hint">
+        Fill these in to post your numbers' chats into Chatwoot instead, with the Chatwoot address (https://chatwoot.example.com) as the URL
+        above. The inbox takes message and message.status events whatever is ticked below; the callback URL to paste into Chatwoot is on the
+        webhook's page once it is saved.
+      </p>
+      <label for="chatwoot-account-id">Chatwoot account id</label>
+      <input
+        id="chatwoot-account-id"
+        name="chatwoot_account_id"
+        type="text"
+        inputmode="numeric"
+        maxlength={20}
+        placeholder="1"
+        aria-describedby="chatwoot-hint"
+        value={view.chatwootAccountId}
+      />
+      <label for="chatwoot-inbox-id">Inbox id</label>
+      <input
+        id="chatwoot-inbox-id"
+        name="chatwoot_inbox_id"
+        type="text"
+        inputmode="numeric"
+        maxlength={20}
+        placeholder="4"
+        aria-describedby="chatwoot-hint"
+        value={view.chatwootInboxId}
+      />
+      <label for="chatwoot-number">Number (optional)</label>
+      <input
+        id="chatwoot-number"
+        name="chatwoot_number"
+        type="text"
+        maxlength={32}
+        placeholder="+447700900123"
+        aria-describedby="chatwoot-number-hint"
+        value={view.chatwootNumber}
+      />
+      <p id="chatwoot-number-hint" class="hint">
+        One of your numbers, for an inbox of that number's chats only; blank takes all your numbers' chats.
+      </p>
+      <label for="chatwoot-token">API access token</label>
+      <input
+        id="chatwoot-token"
+        name="chatwoot_api_access_token"
+        type="password"
+        autocomplete="off"
+        maxlength={512}
+        aria-describedby="chatwoot-token-hint"
+        value=""
+      />
+      <p id="chatwoot-token-hint" class="hint">
+        {view.chatwootTokenStored
+          ? 'Stored encrypted and never shown. Leave blank to keep it; a new base URL needs it typed again.'
+          : 'The access token of a Chatwoot agent or bot of the inbox (Profile settings → Access token). Stored encrypted, never shown again.'}
+      </p>
+      {view.chatwootTokenStored ? <input type="hidden" name="chatwoot_token_stored" value="yes" /> : ''}
+    </fieldset>
+  );
+}
+
 /** Creating a webhook and editing one share this form. */
 export function WebhookFormPage(props: { context: PageContext; view: WebhookFormView }): JSX.Element {
   const { context, view } = props;
@@ -61,6 +131,7 @@ export function WebhookFormPage(props: { context: PageContext; view: WebhookForm
                   are filled in per event. Leave both blank for an http(s) webhook.
                 </p>
               </fieldset>
+              <ChatwootFields view={view} />
               {isNew && (
                 <label for="webhook-stream">
                   <input id="webhook-stream" type="checkbox" name="stream" checked={view.stream} />

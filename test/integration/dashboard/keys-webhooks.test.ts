@@ -475,6 +475,82 @@ for (const dialect of dialects) {
       assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountScope(accountId)), []);
     });
 
+    it('a Chatwoot inbox is made and edited through the form: token write-only, callback URL shown, audited', async () => {
+      const token = 'cw-token-<never-shown>';
+      const created = await owner.submit('/webhooks/new', '/webhooks', {
+        url: 'https://8.8.8.8',
+        event_types: ['call'],
+        chatwoot_account_id: '1',
+        chatwoot_inbox_id: '4',
+        chatwoot_number: '',
+        chatwoot_api_access_token: token,
+      });
+      assert.equal(created.statusCode, 303, created.body);
+      const id = webhookIdFrom(created.headers.location);
+      const scope = accountScope(accountId);
+      const stored = await test.gateway.webhooks.getWebhook(scope, id);
+      assert.deepEqual([stored.chatwoot, stored.eventTypes], [{ accountId: 1, inboxId: 4, number: null }, ['message', 'message.status']]);
+      const sealed = async () =>
+        (await test.gateway.store.db.selectFrom('webhooks').select('target_ciphertext').where('id', '=', id).executeTakeFirstOrThrow())
+          .target_ciphertext;
+      const sealedBefore = await sealed();
+
+      const [callbackPath] = (await test.gateway.webhooks.chatwootCallbackPaths([stored])).values();
+      const page = await owner.get(`/webhooks/${id}`);
+      assert.match(page.body, /Chatwoot base URL/);
+      assert.match(page.body, /Account 1, inbox 4; all your account&#39;s numbers|Account 1, inbox 4; all your account's numbers/);
+      const shownUrl = inputValue(page.body, 'chatwoot-callback-url');
+      assert.ok(shownUrl?.endsWith(callbackPath!), `the callback URL is shown: ${shownUrl}`);
+      assert.ok(!page.body.includes('cw-token'), 'the token is never shown');
+
+      const edit = await owner.get(`/webhooks/${id}/edit`);
+      assert.deepEqual(
+        ['chatwoot-account-id', 'chatwoot-inbox-id', 'chatwoot-token'].map((field) => inputValue(edit.body, field)),
+        ['1', '4', ''],
+      );
+      assert.ok(!edit.body.includes('cw-token') && edit.body.includes('Leave blank to keep it'));
+      const saved = await owner.post(`/webhooks/${id}`, {
+        url: 'https://8.8.8.8',
+        event_types: ['message'],
+        chatwoot_account_id: '1',
+        chatwoot_inbox_id: '5',
+        chatwoot_number: '',
+        chatwoot_api_access_token: '',
+        chatwoot_token_stored: 'yes',
+      });
+      assert.equal(saved.statusCode, 303, saved.body);
+      assert.deepEqual((await test.gateway.webhooks.getWebhook(scope, id)).chatwoot, { accountId: 1, inboxId: 5, number: null });
+      assert.equal(await sealed(), sealedBefore, 'a blank token keeps the stored one');
+
+      const refused = await owner.post(`/webhooks/${id}`, {
+        url: 'https://8.8.8.8',
+        event_types: ['message'],
+        chatwoot_account_id: 'one',
+        chatwoot_inbox_id: '5',
+        chatwoot_api_access_token: '<script>x</script>',
+      });
+      assert.equal(refused.statusCode, 400);
+      assert.match(refused.body, /chatwoot\.account_id must be a positive whole number/);
+      assert.equal(inputValue(refused.body, 'chatwoot-account-id'), 'one', 'the typed id is kept');
+      assert.ok(!refused.body.includes('<script>x'), 'a typed token is not echoed');
+
+      const audited = await test.gateway.store.db
+        .selectFrom('audit_events')
+        .select(['action', 'actor_kind'])
+        .where('target_id', '=', id)
+        .orderBy('at')
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        audited.map((row) => [row.action, row.actor_kind]),
+        [
+          ['webhook.created', 'user'],
+          ['webhook.updated', 'user'],
+        ],
+      );
+      await test.gateway.webhooks.deleteWebhook(scope, id);
+    });
+
     it('an event stream is made with the box and no URL, and edited without one; a URL beside the box is refused', async () => {
       const withUrl = await owner.submit('/webhooks/new', '/webhooks', {
         url: 'https://8.8.8.8/hook',
