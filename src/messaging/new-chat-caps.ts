@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { KeyedQueue } from '../domain/keyed-queue.ts';
 import type { SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import { capMet, capOf, isCapped, quotaRead, type NewChatCap, type NewChatQuotaState } from '../domain/new-chat-quota.ts';
 import { numberCappedPayload } from '../domain/webhooks.ts';
@@ -30,6 +31,8 @@ export interface NewChatCapsDependencies {
  */
 export class NewChatCaps {
   private readonly known = new Map<string, NewChatQuotaState>();
+  /** A number's news are recorded one at a time: each builds on the state the one before left. */
+  private readonly perNumber = new KeyedQueue();
 
   constructor(private readonly deps: NewChatCapsDependencies) {}
 
@@ -43,8 +46,16 @@ export class NewChatCaps {
     return isCapped(this.known.get(numberId), new Date());
   }
 
-  /** An engine's news: a read (or push) of the quota, or a 475. */
-  async record(event: NewChatQuotaEvent): Promise<void> {
+  /**
+   * An engine's news: a read (or push) of the quota, or a 475. Two at once (a 475 while a read is
+   * being written) would both start from the same state, and the later write would drop the
+   * other's news, or both would say `number.capped`: they are recorded in turn.
+   */
+  record(event: NewChatQuotaEvent): Promise<void> {
+    return this.perNumber.run(event.lease.numberId, () => this.recordInTurn(event));
+  }
+
+  private async recordInTurn(event: NewChatQuotaEvent): Promise<void> {
     const number = await findNumberByPhone(this.deps.store.db, event.phone);
     if (number === undefined || number.id !== event.lease.numberId) return;
     const previous = this.known.get(number.id);

@@ -1,3 +1,4 @@
+import { KeyedQueue } from '../domain/keyed-queue.ts';
 import type { Logger } from 'pino';
 import type { EventPayload } from '../domain/webhooks.ts';
 import type { Store } from '../store/database.ts';
@@ -62,7 +63,7 @@ const TICKS: Record<string, 'sent' | 'delivered' | 'read' | 'failed'> = {
  * it: the attempt goes back to the outbox, to come after it.
  */
 export class ChatwootRelay {
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly inboxes = new KeyedQueue();
   /** The deliveries this node holds and has queued an attempt for, by delivery id. */
   private readonly held = new Set<string>();
 
@@ -78,15 +79,8 @@ export class ChatwootRelay {
 
   deliver(work: ChatwootDelivery): Promise<AttemptResult> {
     const { webhookId } = work.delivery;
-    const previous = this.chains.get(webhookId) ?? Promise.resolve();
     this.held.add(work.delivery.id);
-    const next = previous.then(() => this.attempt(work)).finally(() => this.held.delete(work.delivery.id));
-    const tail = next.catch(() => undefined);
-    this.chains.set(webhookId, tail);
-    void tail.then(() => {
-      if (this.chains.get(webhookId) === tail) this.chains.delete(webhookId);
-    });
-    return next;
+    return this.inboxes.run(webhookId, () => this.attempt(work)).finally(() => this.held.delete(work.delivery.id));
   }
 
   close(): void {

@@ -1,3 +1,4 @@
+import { KeyedQueue } from '../../domain/keyed-queue.ts';
 import type { GovernorConfig } from '../../config.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Message, WhatsAppNumber } from '../../domain/model.ts';
@@ -54,7 +55,7 @@ export interface StoredSettings {
  * sends decided at once would both see the other's gap as free.
  */
 export class SendGovernor {
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly locks = new KeyedQueue();
   private readonly leaveWaiters = new Map<string, ((left: LeftAs | undefined) => void)[]>();
   /** Per number this node owns, what its rules count, and the lease epoch it was read under (ADR 0048). */
   private readonly ledgers = new Map<string, { epoch: number; ledger: SendLedger }>();
@@ -352,16 +353,8 @@ export class SendGovernor {
   }
 
   /** Runs `work` alone among this node's governed work on the number. */
-  async withNumberLock<T>(numberId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(numberId) ?? Promise.resolve();
-    const run = previous.then(work, work);
-    const settled = run.catch(() => undefined);
-    this.locks.set(numberId, settled);
-    try {
-      return await run;
-    } finally {
-      if (this.locks.get(numberId) === settled) this.locks.delete(numberId);
-    }
+  withNumberLock<T>(numberId: string, work: () => Promise<T>): Promise<T> {
+    return this.locks.run(numberId, work);
   }
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { accountScope } from '../../../src/domain/tenant-scope.ts';
+import type { E164 } from '../../../src/domain/phone.ts';
+import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
@@ -26,7 +27,7 @@ for (const dialect of dialects) {
       test.gateway.deliveryWorker.start();
       test.gateway.queueRunner.start();
       receiver = await WebhookReceiver.start();
-      account = await seedAccount(test.gateway, { numbers: 2 });
+      account = await seedAccount(test.gateway, { numbers: 3 });
       await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
         url: receiver.url(),
         eventTypes: ['number.capped', 'message.status'],
@@ -52,6 +53,28 @@ for (const dialect of dialects) {
       receiver.waitForRequests(count, (request: ReceivedRequest) => matches(payloadOf(request)));
     const statusOf = (messageId: string, status: string) => (payload: Record<string, unknown>) =>
       payload.event === 'message.status' && payload.message_id === messageId && payload.status === status;
+
+    it('two 475s of one number at once are recorded in turn: one number.capped event, and the number held', async () => {
+      // A number of its own: the others' tests rehearse their caps on the sandbox network.
+      const other = account.phones[2]! as E164;
+      const number = await test.gateway.numbers.findNumber(operatorScope(), other);
+      const lease = test.gateway.keeper.leaseOf(number.id);
+      assert.ok(lease, 'the test gateway serves the number');
+      const at = new Date();
+      // As a session's two sends refused with 475 in the same moment report them.
+      await Promise.all(
+        ['first 475', 'second 475'].map((detail) => test.gateway.newChatCaps.record({ kind: 'capped', detail, lease, phone: other, at })),
+      );
+      const events = await test.gateway.store.db
+        .selectFrom('webhook_events')
+        .select('payload')
+        .where('account_id', '=', account.accountId)
+        .where('event_type', '=', 'number.capped')
+        .execute();
+      const mine = events.filter((event) => (JSON.parse(event.payload) as { number?: string }).number === other);
+      assert.equal(mine.length, 1, 'the second 475 found the number capped by the first');
+      assert.equal(test.gateway.newChatCaps.cappedNow(number.id), true);
+    });
 
     it('a 475 holds first contacts until the cycle ends, a reply still goes, and the queue shows the quota', async () => {
       const written = await test.post('/sandbox/receive', { from_phone: KNOWN, to_phone: phone(), message: 'hi' }, account.apiKey);
