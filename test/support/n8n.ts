@@ -81,6 +81,8 @@ export class N8n {
       },
     );
     const port = await freePort();
+    // n8n's task broker listens on a fixed port (5679) unless told otherwise: another n8n on the machine would take it.
+    const brokerPort = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const logFile = path.join(folder, 'n8n.log');
     const log = fs.openSync(logFile, 'a');
@@ -91,6 +93,8 @@ export class N8n {
         N8N_USER_FOLDER: folder,
         N8N_PORT: String(port),
         N8N_LISTEN_ADDRESS: '127.0.0.1',
+        N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
+        N8N_RUNNERS_BROKER_PORT: String(brokerPort),
         N8N_HOST: '127.0.0.1',
         N8N_WEBHOOK_URL: `${url}/`,
         N8N_ENCRYPTION_KEY: 'wagw-n8n-test-encryption-key',

@@ -30,6 +30,9 @@ interface Gateway {
   close(): Promise<void>;
 }
 
+/** What waits on n8n (its background activation, a workflow's run) may take minutes on a busy machine. */
+const N8N_WAIT_MS = 300_000;
+
 async function startGateway(dialect: Dialect, n8n: N8n): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase(dialect);
   const network = dialect === 'postgres' ? await serveTestNetwork() : undefined;
@@ -135,10 +138,15 @@ describe('the n8n node package in a real n8n', () => {
         // Activation (which n8n carries out in the background) registers the trigger's webhook, pointing at n8n.
         const listWebhooks = async () =>
           ((await (await api(entry, account.apiKey, 'GET', '/webhooks')).json()) as { webhooks: { id: string; url: string }[] }).webhooks;
-        const [webhook, ...others] = await waitForValue(async () => {
-          const listed = await listWebhooks();
-          return listed.length > 0 ? listed : undefined;
-        }, `the trigger's webhook registered on activation (n8n's log: ${n8n.logFile})`);
+        const [webhook, ...others] = await waitForValue(
+          async () => {
+            const listed = await listWebhooks();
+            return listed.length > 0 ? listed : undefined;
+          },
+          `the trigger's webhook registered on activation (n8n's log: ${n8n.logFile})`,
+          250,
+          N8N_WAIT_MS,
+        );
         assert.ok(webhook !== undefined && others.length === 0, 'one webhook');
         assert.ok(webhook.url.startsWith(`${n8n.url}/webhook/`), webhook.url);
 
@@ -166,6 +174,8 @@ describe('the n8n node package in a real n8n', () => {
         const [reply] = await waitForValue(
           async () => ((await replies()).length > 0 ? replies() : undefined),
           "n8n's reply at the sandbox phone",
+          250,
+          N8N_WAIT_MS,
         );
         assert.equal(reply!.from_phone, account.phones[0]);
         // Once: the event went once (one delivery, one attempt), so the workflow ran once.
@@ -207,7 +217,12 @@ describe('the n8n node package in a real n8n', () => {
 
         // Deactivating the workflow removes its webhook from the gateway.
         await n8n.rest('POST', `/workflows/${workflow.id}/deactivate`, {});
-        await waitForValue(async () => ((await listWebhooks()).length === 0 ? true : undefined), 'the webhook removed on deactivation');
+        await waitForValue(
+          async () => ((await listWebhooks()).length === 0 ? true : undefined),
+          'the webhook removed on deactivation',
+          250,
+          N8N_WAIT_MS,
+        );
         const sentAfter = (
           await entry.gateway.store.db
             .selectFrom('messages')
