@@ -10,6 +10,11 @@
 set -euo pipefail
 version=2.41.1
 home="${WAGW_N8N_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/wa-gateway/n8n-$version}"
+# One install at a time: CI starts one in the background at its start (.ci/run), and the test's
+# own call waits here for it to finish rather than install beside it.
+mkdir -p "$(dirname "$home")"
+exec 9>"$home.lock"
+flock 9
 if [ ! -f "$home/.installed" ]; then
   echo "Installing n8n $version from the npm registry into $home (once; several minutes)." >&2
   mkdir -p "$home"
