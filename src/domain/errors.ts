@@ -80,6 +80,14 @@ export const errorCatalogue = {
     meaning: 'The file is over the size limit of its kind.',
     meta: { kind: 'the kind whose limit applies (`any` before the kind is known)', limit_bytes: 'the largest file of that kind' },
   },
+  invalid_template_parameters: {
+    publicApi: true,
+    status: 400,
+    meaning:
+      "A template send's parameters do not fill the template's placeholders: its header and body take exactly as many text parameters " +
+      'as their highest {{n}}; nothing was sent.',
+    meta: { field: 'the request field at fault', expected: 'how many parameters that part of the template takes' },
+  },
   recipient_not_on_whatsapp: {
     publicApi: true,
     status: 400,
@@ -217,6 +225,12 @@ export const errorCatalogue = {
   },
   not_found: { publicApi: true, status: 404, meaning: 'There is no such path or method.' },
   message_not_found: { publicApi: true, status: 404, meaning: 'There is no such message in your account.', meta: FIELD },
+  template_not_found: {
+    publicApi: true,
+    status: 404,
+    meaning: 'The business account has no approved template of this name in this language (it may be pending, paused or rejected).',
+    meta: FIELD,
+  },
   group_not_found: {
     publicApi: true,
     status: 404,

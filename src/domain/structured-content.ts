@@ -1,4 +1,5 @@
 import type { E164 } from './phone.ts';
+import type { TemplateSend } from './templates.ts';
 
 /** A place someone shared. `name` and `address` are what the sender's app attached, if anything. */
 export interface SharedLocation {
@@ -47,7 +48,9 @@ export type StructuredContent =
   | { contacts: SharedContact[] }
   | { poll: SharedPoll }
   | { viewOnce: true }
-  | { linkPreview: LinkPreview };
+  | { linkPreview: LinkPreview }
+  /** A message template of a Cloud API number (docs/cloud-api.md#templates); its text is the body as sent. */
+  | { template: TemplateSend };
 
 export const POLL_MIN_OPTIONS = 2;
 export const POLL_MAX_OPTIONS = 12;
@@ -91,6 +94,8 @@ export function presentStructured(content: StructuredContent | null, tally?: Pol
   if ('contacts' in content) return { contacts: content.contacts };
   if ('poll' in content) return { poll: presentPoll(content.poll, tally) };
   if ('viewOnce' in content) return { view_once: true as const };
+  // A template shows as its text, the body as the person reads it.
+  if ('template' in content) return {};
   return { link_preview: { ...content.linkPreview } };
 }
 

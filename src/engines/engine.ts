@@ -9,6 +9,7 @@ import type { BusinessProfile, ProfileChanges } from '../domain/profiles.ts';
 import type { GroupMember as Contact } from '../domain/groups.ts';
 import type { InboundSimulator } from './inbound-simulator.ts';
 import type { NewChatQuota } from '../domain/new-chat-quota.ts';
+import type { MessageTemplate } from '../domain/templates.ts';
 
 export type { NewChatQuota };
 
@@ -68,6 +69,8 @@ export interface EngineSession {
   downloadAgain(retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** How many new chats WhatsApp still lets the number start in its current cycle (ADR 0058). */
   newChatQuota(): Promise<NewChatQuota>;
+  /** The message templates of the number's business account, every status (Cloud API numbers; docs/cloud-api.md#templates). */
+  listTemplates(): Promise<MessageTemplate[]>;
 }
 
 /** A capability of the session, by name. */

@@ -81,7 +81,12 @@ function parseMentions(raw: readonly string[] | undefined): E164[] {
 /** The body rules shared by /send_message and /sandbox/receive, after the schema's type check. */
 function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxMessageLength: number): MessageInput {
   // A missing field is reported before any value is judged, as the schema's own checks are.
-  const hasContent = body.media !== undefined || body.location !== undefined || body.contacts !== undefined || body.poll !== undefined;
+  const hasContent =
+    body.media !== undefined ||
+    body.location !== undefined ||
+    body.contacts !== undefined ||
+    body.poll !== undefined ||
+    body.template !== undefined;
   if (!hasContent && body.message === undefined)
     throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
   assertOneContentKind(body);
@@ -90,8 +95,8 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
   const replyTo = body.reply_to === undefined ? {} : { replyTo: parseReplyTo(body.reply_to) };
   const structured = parseStructuredInput(body);
   if (structured !== undefined) {
-    // Only a location takes a text, as its comment.
-    const text = body.message ?? '';
+    // Only a location takes a text, as its comment; a template is stored as its name (its body is Meta's to fill).
+    const text = 'template' in structured ? `[template ${structured.template.name}]` : (body.message ?? '');
     assertSendableText(text, maxMessageLength, true);
     return { fromPhone, toPhone, text, structured, ...replyTo };
   }

@@ -109,6 +109,41 @@ const pollRequestComponent = {
   },
 } as const;
 
+/** A message template to send, on a Cloud API number (docs/cloud-api.md#templates). */
+const templateRequestComponent = {
+  $id: 'TemplateRequest',
+  type: 'object',
+  additionalProperties: false,
+  description:
+    "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries " +
+    "outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, " +
+    'checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported.',
+  required: ['name', 'language'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 512, examples: ['order_ready'] },
+    language: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 15,
+      description: "The template's language code, as approved.",
+      examples: ['en_US'],
+    },
+    header_parameters: {
+      type: 'array',
+      maxItems: 100,
+      items: { type: 'string', minLength: 1, maxLength: 1024 },
+      description: 'The text of each placeholder of a text header, in order; absent or empty when it has none.',
+    },
+    body_parameters: {
+      type: 'array',
+      maxItems: 100,
+      items: { type: 'string', minLength: 1, maxLength: 1024 },
+      description: 'The text of each placeholder of the body, in order.',
+      examples: [['Ada', '4521']],
+    },
+  },
+} as const;
+
 /** A link preview given by the caller, shown as is. */
 const linkPreviewRequestComponent = {
   $id: 'LinkPreviewRequest',
@@ -189,6 +224,7 @@ const sendMessageRequestComponent = {
         'the mention goes (docs/api.md, "Groups").',
       examples: [['+447700900123']],
     },
+    template: ref('TemplateRequest'),
     link_preview: {
       description:
         'With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its ' +
@@ -576,6 +612,7 @@ export const messageSchemaComponents = [
   locationRequestComponent,
   contactRequestComponent,
   pollRequestComponent,
+  templateRequestComponent,
   linkPreviewRequestComponent,
   pollComponent,
   linkPreviewComponent,

@@ -123,6 +123,7 @@ export interface MessageRequestBody {
   location?: LocationRequestBody;
   contacts?: ContactRequestBody[];
   poll?: PollRequestBody;
+  template?: TemplateRequestBody;
   view_once?: boolean;
   link_preview?: boolean | LinkPreviewRequestBody;
   send_at?: string;
@@ -145,6 +146,13 @@ export interface ContactRequestBody {
   vcard?: string;
 }
 
+export interface TemplateRequestBody {
+  name: string;
+  language: string;
+  header_parameters?: string[];
+  body_parameters?: string[];
+}
+
 export interface PollRequestBody {
   question: string;
   options: string[];
@@ -159,7 +167,7 @@ interface LinkPreviewRequestBody {
 }
 
 export interface SandboxReceiveBody
-  extends Omit<MessageRequestBody, 'to_group' | 'mentions' | 'link_preview' | 'send_at' | 'expires_at' | 'wait'> {
+  extends Omit<MessageRequestBody, 'to_group' | 'mentions' | 'link_preview' | 'send_at' | 'expires_at' | 'wait' | 'template'> {
   to_phone: string;
   group_id?: string;
   mentions?: string[];

@@ -10,7 +10,8 @@ import {
   type StructuredContent,
 } from '../domain/structured-content.ts';
 import { buildVcard, phonesOfVcard, readVcard } from '../domain/vcards.ts';
-import type { ContactRequestBody, LocationRequestBody, MessageRequestBody, PollRequestBody } from './schemas.ts';
+import type { ContactRequestBody, LocationRequestBody, MessageRequestBody, PollRequestBody, TemplateRequestBody } from './schemas.ts';
+import type { TemplateSend } from '../domain/templates.ts';
 
 /** WhatsApp's own bounds on a poll's question and each option, in characters. */
 const POLL_QUESTION_MAX = 255;
@@ -19,7 +20,7 @@ const MAX_CONTACT_CARDS = 10;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /** The content kinds a message may carry, of which a send holds exactly one (besides its text). */
-const CONTENT_KINDS = ['media', 'location', 'contacts', 'poll'] as const;
+const CONTENT_KINDS = ['media', 'location', 'contacts', 'poll', 'template'] as const;
 
 /**
  * The one content kind of a request beyond its text, checked for company: two kinds together, a
@@ -27,32 +28,48 @@ const CONTENT_KINDS = ['media', 'location', 'contacts', 'poll'] as const;
  * link preview with anything but a text are each refused, naming the field at fault.
  */
 export function assertOneContentKind(
-  body: Pick<MessageRequestBody, 'message' | 'media' | 'location' | 'contacts' | 'poll' | 'view_once' | 'link_preview'>,
+  body: Pick<MessageRequestBody, 'message' | 'media' | 'location' | 'contacts' | 'poll' | 'template' | 'view_once' | 'link_preview'>,
 ): void {
   const given = CONTENT_KINDS.filter((kind) => body[kind] !== undefined);
   if (given.length > 1) conflict(given[1]!, `A message carries one of ${CONTENT_KINDS.join(', ')}; this one has ${given.join(' and ')}.`);
   const kind = given[0];
-  if (body.message !== undefined && (kind === 'contacts' || kind === 'poll'))
-    conflict(
-      'message',
-      `${kind === 'poll' ? 'A poll carries its question' : 'Contact cards carry their names'}; send the text as a message of its own.`,
-    );
+  if (body.message !== undefined && (kind === 'contacts' || kind === 'poll' || kind === 'template'))
+    conflict('message', `${OWN_WORDS[kind]}; send the text as a message of its own.`);
   if (body.view_once === true && kind !== 'media')
     conflict('view_once', 'view_once is for a file (an image, a video or a voice note) in media.');
   if (body.link_preview !== undefined && body.link_preview !== false && kind !== undefined)
     conflict('link_preview', 'link_preview is for a text message with a link; it cannot go with media, a location, contacts or a poll.');
 }
 
+const OWN_WORDS = {
+  poll: 'A poll carries its question',
+  contacts: 'Contact cards carry their names',
+  template: 'A template carries its approved text',
+} as const;
+
 function conflict(field: string, message: string): never {
   throw new AppError('invalid_request', message, { field, problem: 'conflict' });
 }
 
 /** A place, a set of cards or a poll, checked; undefined when the request carries none. */
-export function parseStructuredInput(body: Pick<MessageRequestBody, 'location' | 'contacts' | 'poll'>): StructuredContent | undefined {
+export function parseStructuredInput(
+  body: Pick<MessageRequestBody, 'location' | 'contacts' | 'poll' | 'template'>,
+): StructuredContent | undefined {
+  if (body.template !== undefined) return { template: parseTemplate(body.template) };
   if (body.location !== undefined) return { location: parseLocation(body.location) };
   if (body.contacts !== undefined) return { contacts: parseContacts(body.contacts) };
   if (body.poll !== undefined) return { poll: parsePoll(body.poll) };
   return undefined;
+}
+
+/** A template to send; whether the template takes these parameters is the Cloud API engine's to check, against the template itself. */
+function parseTemplate(raw: TemplateRequestBody): TemplateSend {
+  return {
+    name: raw.name,
+    language: raw.language,
+    headerParameters: raw.header_parameters ?? [],
+    bodyParameters: raw.body_parameters ?? [],
+  };
 }
 
 function parseLocation(raw: LocationRequestBody): SharedLocation {

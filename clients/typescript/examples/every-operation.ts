@@ -242,6 +242,11 @@ async function main(): Promise<void> {
   check(succeeded('GET /blocklist', await client.GET('/blocklist', { params: { query: { from_phone: from } } })).contacts.some((each) => each.phone === other), 'the blocklist lists it');
   const quota = succeeded('GET /new_chat_quota', await client.GET('/new_chat_quota', { params: { query: { from_phone: from } } }));
   check(quota.from_phone === from && quota.status === 'none', 'a sandbox number is never capped');
+  // Message templates are Meta's: a sandbox number answers the documented 422 naming its engine (docs/cloud-api.md).
+  const templates = await client.GET('/templates', { params: { query: { from_phone: from } } });
+  check(templates.response.status === 422 && templates.error?.error === 'capability_not_supported', 'a sandbox number lists no templates');
+  const template = await client.GET('/templates/{name}', { params: { path: { name: 'order_ready' }, query: { from_phone: from, language: 'en_US' } } });
+  check(template.response.status === 422 && template.error?.error === 'capability_not_supported', 'nor reads one');
   check(!succeeded('DELETE /blocklist/{phone}', await client.DELETE('/blocklist/{phone}', { params: { path: { phone: other }, query: { from_phone: from } } })).blocked, 'and unblocked');
   const call = succeeded('POST /sandbox/call', await client.POST('/sandbox/call', { body: { from_phone: other, to_phone: from, video: false, rings_for_seconds: 1 } }));
   check(call.call_id.length > 0, 'the rehearsed call has an id');

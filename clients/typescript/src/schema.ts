@@ -980,6 +980,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the message templates of a Cloud API number's business account
+         * @description Every template of the business account, with its review status and how many parameters each part takes, as Meta lists them now. Another engine answers 422 capability_not_supported.
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one message template
+         * @description One template of the business account by name and language, whatever its status; 404 template_not_found when there is none.
+         */
+        get: operations["getTemplate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/account/settings": {
         parameters: {
             query?: never;
@@ -2084,6 +2124,46 @@ export interface paths {
          * @description As WhatsApp answers it now: `status` none (far from the cap), first_warning, second_warning or capped (first contacts are refused with 475 until cycle_ends_at; replies to people who wrote first still go), with the quota, the part used and the cycle where WhatsApp gives them (null where it does not). WhatsApp answers the query with an error for some accounts: status is then unknown and `error` says what WhatsApp answered. A sandbox number is never capped.
          */
         get: operations["getNewChatQuotaApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the message templates of a Cloud API number's business account
+         * @description Every template of the business account, with its review status and how many parameters each part takes, as Meta lists them now. Another engine answers 422 capability_not_supported.
+         */
+        get: operations["listTemplatesApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/templates/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one message template
+         * @description One template of the business account by name and language, whatever its status; 404 template_not_found when there is none.
+         */
+        get: operations["getTemplateApi"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3572,6 +3652,26 @@ export interface components {
             /** @description How many options one voter may choose: 1 (the default) up to the number of options. */
             selectable_count?: number;
         };
+        /** @description An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported. */
+        TemplateRequest: {
+            /** @example order_ready */
+            name: string;
+            /**
+             * @description The template's language code, as approved.
+             * @example en_US
+             */
+            language: string;
+            /** @description The text of each placeholder of a text header, in order; absent or empty when it has none. */
+            header_parameters?: string[];
+            /**
+             * @description The text of each placeholder of the body, in order.
+             * @example [
+             *       "Ada",
+             *       "4521"
+             *     ]
+             */
+            body_parameters?: string[];
+        };
         /** @description A preview given whole, so the gateway fetches nothing: the title (required), an optional description, the URL it is for (the first link of the text by default) and a thumbnail (an image upload's media_id, made small as WhatsApp wants). */
         LinkPreviewRequest: {
             /** @description The link the preview is for; it must appear in the text. The first http(s) link of the text by default. */
@@ -3666,6 +3766,7 @@ export interface components {
              *     ]
              */
             mentions?: string[];
+            template?: components["schemas"]["TemplateRequest"];
             /** @description With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its title, description and image, if the account turned link_previews on (else 403 link_previews_disabled); an object gives the preview itself. A page that cannot be fetched sends the text without a preview. Off by default. */
             link_preview?: boolean | components["schemas"]["LinkPreviewRequest"];
             /**
@@ -5628,6 +5729,45 @@ export interface components {
             /** @description Why WhatsApp gave no quota, when status is unknown. */
             error: string | null;
         };
+        ListTemplatesResponse: {
+            from_phone: string;
+            templates: {
+                name: string;
+                /** @example en_US */
+                language: string;
+                /** @description Meta's review status: APPROVED (the only one sent), PENDING, REJECTED, PAUSED or DISABLED. */
+                status: string;
+                /** @description MARKETING, UTILITY or AUTHENTICATION. */
+                category: string | null;
+                /** @description How many header_parameters a send gives (its text header's placeholders). */
+                header_parameters: number;
+                /** @description How many body_parameters a send gives. */
+                body_parameters: number;
+                components: {
+                    type: string;
+                    format: string | null;
+                    text: string | null;
+                }[];
+            }[];
+        };
+        GetTemplateResponse: {
+            name: string;
+            /** @example en_US */
+            language: string;
+            /** @description Meta's review status: APPROVED (the only one sent), PENDING, REJECTED, PAUSED or DISABLED. */
+            status: string;
+            /** @description MARKETING, UTILITY or AUTHENTICATION. */
+            category: string | null;
+            /** @description How many header_parameters a send gives (its text header's placeholders). */
+            header_parameters: number;
+            /** @description How many body_parameters a send gives. */
+            body_parameters: number;
+            components: {
+                type: string;
+                format: string | null;
+                text: string | null;
+            }[];
+        };
         UpdateAccountSettingsRequest: {
             /** @description Let sends with `link_preview: true` have the gateway fetch the linked page (through the same address guard as media.url) for its preview. Off until turned on. */
             link_previews?: boolean;
@@ -6530,7 +6670,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_template_parameters`: A template send's parameters do not fill the template's placeholders: its header and body take exactly as many text parameters as their highest {{n}}; nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. */
         SendMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6539,7 +6679,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_poll" | "invalid_contact" | "invalid_idempotency_key" | "invalid_schedule";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_template_parameters" | "invalid_reply_to" | "invalid_mention" | "invalid_poll" | "invalid_contact" | "invalid_idempotency_key" | "invalid_schedule";
                 };
             };
         };
@@ -6569,7 +6709,7 @@ export interface components {
                 };
             };
         };
-        /** @description `media_not_found`: There is no such media in your account, or its retention ended. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. */
+        /** @description `template_not_found`: The business account has no approved template of this name in this language (it may be pending, paused or rejected). `media_not_found`: There is no such media in your account, or its retention ended. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. */
         SendMessageError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6578,7 +6718,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "media_not_found" | "contact_not_found";
+                    error?: "template_not_found" | "media_not_found" | "contact_not_found";
                 };
             };
         };
@@ -12297,6 +12437,257 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
+        ListTemplatesError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListTemplatesError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        ListTemplatesError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope" | "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListTemplatesError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        ListTemplatesError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        ListTemplatesError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListTemplatesError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        ListTemplatesError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        ListTemplatesError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
+        GetTemplateError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetTemplateError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        GetTemplateError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope" | "phone_not_owned";
+                };
+            };
+        };
+        /** @description `template_not_found`: The business account has no approved template of this name in this language (it may be pending, paused or rejected). */
+        GetTemplateError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "template_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetTemplateError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        GetTemplateError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        GetTemplateError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetTemplateError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `cloud_api_refused`: Meta's Cloud API refused the request or failed (an expired access token, a parameter it does not take, its own outage); nothing was sent. The message gives its words. */
+        GetTemplateError502: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "cloud_api_refused";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        GetTemplateError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         UpdateAccountSettingsError400: {
             headers: {
@@ -15549,7 +15940,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `weak_password`: A password is too short or too easy to guess. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `invalid_template_parameters`: A template send's parameters do not fill the template's placeholders: its header and body take exactly as many text parameters as their highest {{n}}; nothing was sent. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `weak_password`: A password is too short or too easy to guess. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
         UploadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -15558,7 +15949,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "weak_password" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "invalid_template_parameters" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "weak_password" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
                 };
             };
         };
@@ -15642,7 +16033,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `weak_password`: A password is too short or too easy to guess. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `invalid_template_parameters`: A template send's parameters do not fill the template's placeholders: its header and body take exactly as many text parameters as their highest {{n}}; nothing was sent. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `weak_password`: A password is too short or too easy to guess. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
         DownloadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -15651,7 +16042,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "weak_password" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "invalid_template_parameters" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "weak_password" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
                 };
             };
         };
@@ -15681,7 +16072,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). `number_not_found`: There is no such number (in your scope). `api_key_not_found`: There is no such API key (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `template_not_found`: The business account has no approved template of this name in this language (it may be pending, paused or rejected). `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). `number_not_found`: There is no such number (in your scope). `api_key_not_found`: There is no such API key (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
         DownloadMediaError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -15690,7 +16081,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "account_not_found" | "user_not_found" | "number_not_found" | "api_key_not_found" | "webhook_not_found" | "delivery_not_found";
+                    error?: "not_found" | "message_not_found" | "template_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "account_not_found" | "user_not_found" | "number_not_found" | "api_key_not_found" | "webhook_not_found" | "delivery_not_found";
                 };
             };
         };
@@ -15737,6 +16128,7 @@ export type MediaRequest = components['schemas']['MediaRequest'];
 export type LocationRequest = components['schemas']['LocationRequest'];
 export type ContactRequest = components['schemas']['ContactRequest'];
 export type PollRequest = components['schemas']['PollRequest'];
+export type TemplateRequest = components['schemas']['TemplateRequest'];
 export type LinkPreviewRequest = components['schemas']['LinkPreviewRequest'];
 export type Poll = components['schemas']['Poll'];
 export type LinkPreview = components['schemas']['LinkPreview'];
@@ -15846,6 +16238,8 @@ export type BlockContactResponse = components['schemas']['BlockContactResponse']
 export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse'];
 export type UnblockContactResponse = components['schemas']['UnblockContactResponse'];
 export type GetNewChatQuotaResponse = components['schemas']['GetNewChatQuotaResponse'];
+export type ListTemplatesResponse = components['schemas']['ListTemplatesResponse'];
+export type GetTemplateResponse = components['schemas']['GetTemplateResponse'];
 export type UpdateAccountSettingsRequest = components['schemas']['UpdateAccountSettingsRequest'];
 export type UpdateAccountSettingsResponse = components['schemas']['UpdateAccountSettingsResponse'];
 export type ListWebhooksResponse = components['schemas']['ListWebhooksResponse'];
@@ -16341,6 +16735,25 @@ export type ResponseGetNewChatQuotaError429 = components['responses']['GetNewCha
 export type ResponseGetNewChatQuotaError500 = components['responses']['GetNewChatQuotaError500'];
 export type ResponseGetNewChatQuotaError502 = components['responses']['GetNewChatQuotaError502'];
 export type ResponseGetNewChatQuotaError503 = components['responses']['GetNewChatQuotaError503'];
+export type ResponseListTemplatesError400 = components['responses']['ListTemplatesError400'];
+export type ResponseListTemplatesError401 = components['responses']['ListTemplatesError401'];
+export type ResponseListTemplatesError403 = components['responses']['ListTemplatesError403'];
+export type ResponseListTemplatesError413 = components['responses']['ListTemplatesError413'];
+export type ResponseListTemplatesError422 = components['responses']['ListTemplatesError422'];
+export type ResponseListTemplatesError429 = components['responses']['ListTemplatesError429'];
+export type ResponseListTemplatesError500 = components['responses']['ListTemplatesError500'];
+export type ResponseListTemplatesError502 = components['responses']['ListTemplatesError502'];
+export type ResponseListTemplatesError503 = components['responses']['ListTemplatesError503'];
+export type ResponseGetTemplateError400 = components['responses']['GetTemplateError400'];
+export type ResponseGetTemplateError401 = components['responses']['GetTemplateError401'];
+export type ResponseGetTemplateError403 = components['responses']['GetTemplateError403'];
+export type ResponseGetTemplateError404 = components['responses']['GetTemplateError404'];
+export type ResponseGetTemplateError413 = components['responses']['GetTemplateError413'];
+export type ResponseGetTemplateError422 = components['responses']['GetTemplateError422'];
+export type ResponseGetTemplateError429 = components['responses']['GetTemplateError429'];
+export type ResponseGetTemplateError500 = components['responses']['GetTemplateError500'];
+export type ResponseGetTemplateError502 = components['responses']['GetTemplateError502'];
+export type ResponseGetTemplateError503 = components['responses']['GetTemplateError503'];
 export type ResponseUpdateAccountSettingsError400 = components['responses']['UpdateAccountSettingsError400'];
 export type ResponseUpdateAccountSettingsError401 = components['responses']['UpdateAccountSettingsError401'];
 export type ResponseUpdateAccountSettingsError403 = components['responses']['UpdateAccountSettingsError403'];
@@ -18471,6 +18884,77 @@ export interface operations {
             500: components["responses"]["GetNewChatQuotaError500"];
             502: components["responses"]["GetNewChatQuotaError502"];
             503: components["responses"]["GetNewChatQuotaError503"];
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query: {
+                /** @description One of your Cloud API numbers: its business account’s templates. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListTemplatesResponse"];
+                };
+            };
+            400: components["responses"]["ListTemplatesError400"];
+            401: components["responses"]["ListTemplatesError401"];
+            403: components["responses"]["ListTemplatesError403"];
+            413: components["responses"]["ListTemplatesError413"];
+            422: components["responses"]["ListTemplatesError422"];
+            429: components["responses"]["ListTemplatesError429"];
+            500: components["responses"]["ListTemplatesError500"];
+            502: components["responses"]["ListTemplatesError502"];
+            503: components["responses"]["ListTemplatesError503"];
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query: {
+                /** @description One of your Cloud API numbers: its business account’s templates. */
+                from_phone: string;
+                /** @example en_US */
+                language: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetTemplateResponse"];
+                };
+            };
+            400: components["responses"]["GetTemplateError400"];
+            401: components["responses"]["GetTemplateError401"];
+            403: components["responses"]["GetTemplateError403"];
+            404: components["responses"]["GetTemplateError404"];
+            413: components["responses"]["GetTemplateError413"];
+            422: components["responses"]["GetTemplateError422"];
+            429: components["responses"]["GetTemplateError429"];
+            500: components["responses"]["GetTemplateError500"];
+            502: components["responses"]["GetTemplateError502"];
+            503: components["responses"]["GetTemplateError503"];
         };
     };
     updateAccountSettings: {
@@ -20640,6 +21124,77 @@ export interface operations {
             500: components["responses"]["GetNewChatQuotaError500"];
             502: components["responses"]["GetNewChatQuotaError502"];
             503: components["responses"]["GetNewChatQuotaError503"];
+        };
+    };
+    listTemplatesApi: {
+        parameters: {
+            query: {
+                /** @description One of your Cloud API numbers: its business account’s templates. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListTemplatesResponse"];
+                };
+            };
+            400: components["responses"]["ListTemplatesError400"];
+            401: components["responses"]["ListTemplatesError401"];
+            403: components["responses"]["ListTemplatesError403"];
+            413: components["responses"]["ListTemplatesError413"];
+            422: components["responses"]["ListTemplatesError422"];
+            429: components["responses"]["ListTemplatesError429"];
+            500: components["responses"]["ListTemplatesError500"];
+            502: components["responses"]["ListTemplatesError502"];
+            503: components["responses"]["ListTemplatesError503"];
+        };
+    };
+    getTemplateApi: {
+        parameters: {
+            query: {
+                /** @description One of your Cloud API numbers: its business account’s templates. */
+                from_phone: string;
+                /** @example en_US */
+                language: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetTemplateResponse"];
+                };
+            };
+            400: components["responses"]["GetTemplateError400"];
+            401: components["responses"]["GetTemplateError401"];
+            403: components["responses"]["GetTemplateError403"];
+            404: components["responses"]["GetTemplateError404"];
+            413: components["responses"]["GetTemplateError413"];
+            422: components["responses"]["GetTemplateError422"];
+            429: components["responses"]["GetTemplateError429"];
+            500: components["responses"]["GetTemplateError500"];
+            502: components["responses"]["GetTemplateError502"];
+            503: components["responses"]["GetTemplateError503"];
         };
     };
     updateAccountSettingsApi: {

@@ -24,7 +24,8 @@ import type { EngineEvents } from '../engine-events.ts';
 import type { EngineDescriptor } from '../registry.ts';
 import { cloudSignatureMatches, sameSecret } from './callback-signature.ts';
 import { customerWindow, windowClosed } from './customer-window.ts';
-import { GraphApiError, type GraphAccess, type GraphApi } from './graph-api.ts';
+import { GraphApiError, type GraphAccess, type GraphApi, type GraphTemplate } from './graph-api.ts';
+import { assertTemplateParameters, findApprovedTemplate, type MessageTemplate } from '../../domain/templates.ts';
 import { readCloudDelivery, type CloudIncomingMedia } from './inbound-mapper.ts';
 import { toCloudMessage, toCloudReaction, type CloudMessageBody } from './outbound-mapper.ts';
 import { declinedCapabilities } from './declined-capabilities.ts';
@@ -46,6 +47,9 @@ const THROUGHPUT_PAUSE_MS = 60_000;
  * holds the number's sends. Meta allows about one message every six seconds to one person.
  */
 const PAIR_RATE_PAUSE_MS = 6_000;
+
+/** How long a listing of a business's templates is used for its template sends. */
+const TEMPLATE_CACHE_MS = 60_000;
 
 /** Meta's codes for an account it restricted or locked for its policies. */
 const ACCOUNT_RESTRICTED_CODES = new Set([368, 131031]);
@@ -82,6 +86,7 @@ export class CloudEngine extends declinedCapabilities() implements Engine, Cloud
   readonly capabilities = CLOUD_ENGINE.capabilities;
   readonly initialStatus: SessionStatus = CLOUD_ENGINE.initialStatus;
   private readonly sessions = new Map<string, CloudSession>();
+  private readonly templates = new Map<string, { at: number; templates: MessageTemplate[] }>();
 
   constructor(private readonly options: CloudEngineOptions) {
     super();
@@ -103,6 +108,7 @@ export class CloudEngine extends declinedCapabilities() implements Engine, Cloud
 
   async stop(number: WhatsAppNumber): Promise<void> {
     this.sessions.delete(number.id);
+    this.templates.delete(number.id);
   }
 
   sessionStatus(number: WhatsAppNumber): SessionStatus {
@@ -113,6 +119,12 @@ export class CloudEngine extends declinedCapabilities() implements Engine, Cloud
     const { session, access } = await this.ready(number);
     // What the Cloud API cannot carry is declined, and a closed window refused, before Meta is asked.
     toCloudMessage(request, request.media === undefined ? undefined : 'not yet uploaded');
+    // A template goes whatever the window, once it is found approved and its parameters fill it (ADR 0071).
+    if (request.structured !== undefined && 'template' in request.structured) {
+      const send = request.structured.template;
+      assertTemplateParameters(findApprovedTemplate(await this.templatesOf(number, session, access, false), send), send);
+      return this.send(number, session, access, toCloudMessage(request));
+    }
     if (!isGroupMessage(request)) await this.assertWindowOpen(number, request.toPhone);
     const mediaId = request.media === undefined ? undefined : await this.upload(number, session, access, request.media);
     return this.send(number, session, access, toCloudMessage(request, mediaId));
@@ -149,6 +161,30 @@ export class CloudEngine extends declinedCapabilities() implements Engine, Cloud
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     const { access } = await this.ready(number);
     return this.options.graph.downloadMedia(access, retryToken);
+  }
+
+  async listTemplates(number: WhatsAppNumber): Promise<MessageTemplate[]> {
+    const { session, access } = await this.ready(number);
+    return this.templatesOf(number, session, access, true);
+  }
+
+  /**
+   * The business's templates, read again when asked for (`fresh`) or when the copy is older than a
+   * minute: a template send checks against them without a listing per message, and a template
+   * approved a moment ago is found within the minute.
+   */
+  private async templatesOf(
+    number: WhatsAppNumber,
+    session: CloudSession,
+    access: GraphAccess,
+    fresh: boolean,
+  ): Promise<MessageTemplate[]> {
+    const cached = this.templates.get(number.id);
+    if (!fresh && cached !== undefined && Date.now() - cached.at < TEMPLATE_CACHE_MS) return cached.templates;
+    const listed = await this.graphCall(number, session, () => this.options.graph.listTemplates(access));
+    const templates = listed.map(templateFromGraph);
+    this.templates.set(number.id, { at: Date.now(), templates });
+    return templates;
   }
 
   async newChatQuota(): Promise<NewChatQuota> {
@@ -320,4 +356,20 @@ function parseDelivery(rawBody: Buffer): unknown {
   } catch {
     throw new AppError('invalid_json', 'The delivery is signed but is not JSON.');
   }
+}
+
+/** Meta's template as the domain keeps it: each component's type, header format and text. */
+function templateFromGraph(template: GraphTemplate): MessageTemplate {
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  return {
+    name: template.name,
+    language: template.language,
+    status: template.status,
+    category: template.category,
+    components: template.components.map((component) => ({
+      type: text(component.type) ?? 'UNKNOWN',
+      format: text(component.format),
+      text: text(component.text),
+    })),
+  };
 }

@@ -1,5 +1,6 @@
 import type { MediaKind } from '../../domain/media.ts';
 import type { SharedContact, SharedLocation } from '../../domain/structured-content.ts';
+import type { TemplateSend } from '../../domain/templates.ts';
 import { capabilityDeclined } from '../capability-declined.ts';
 import type { MessageRef, OutgoingMessage } from '../engine.ts';
 
@@ -39,6 +40,7 @@ export function toCloudMessage(request: OutgoingMessage, mediaId?: string): Clou
 
 function contentOf(request: OutgoingMessage, mediaId: string | undefined): Record<string, unknown> & { type: string } {
   const structured = request.structured;
+  if (structured !== undefined && 'template' in structured) return { type: 'template', template: templateOf(structured.template) };
   if (structured !== undefined && 'poll' in structured) throw capabilityDeclined('cloud', 'send_poll', 'send polls');
   if (structured !== undefined && 'viewOnce' in structured) throw capabilityDeclined('cloud', 'send_view_once', 'send view-once files');
   if (request.media !== undefined && mediaId !== undefined) {
@@ -52,6 +54,16 @@ function contentOf(request: OutgoingMessage, mediaId: string | undefined): Recor
   if (structured !== undefined && 'contacts' in structured) return { type: 'contacts', contacts: structured.contacts.map(contactOf) };
   const preview = structured !== undefined && 'linkPreview' in structured;
   return { type: 'text', text: { body: request.text, preview_url: preview } };
+}
+
+/** Meta's template object: name, language and a component per part with parameters, each a text. */
+function templateOf(send: TemplateSend): Record<string, unknown> {
+  const texts = (parameters: readonly string[]) => parameters.map((text) => ({ type: 'text', text }));
+  const components = [
+    ...(send.headerParameters.length > 0 ? [{ type: 'header', parameters: texts(send.headerParameters) }] : []),
+    ...(send.bodyParameters.length > 0 ? [{ type: 'body', parameters: texts(send.bodyParameters) }] : []),
+  ];
+  return { name: send.name, language: { code: send.language }, ...(components.length > 0 && { components }) };
 }
 
 function locationOf(location: SharedLocation): Record<string, unknown> {

@@ -28,6 +28,8 @@ import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { structuredKind } from '../../domain/structured-content.ts';
+import { capabilityDeclined } from '../capability-declined.ts';
+import type { MessageTemplate } from '../../domain/templates.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
@@ -306,7 +308,14 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return session.replaced ? 'conflict' : number.status;
   }
 
+  async listTemplates(): Promise<MessageTemplate[]> {
+    throw capabilityDeclined('sandbox', 'list_templates', "list message templates: they are the Cloud API's");
+  }
+
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
+    // Templates are Meta's: the sandbox rehearses WhatsApp's phones, which have none (docs/cloud-api.md).
+    if (request.structured !== undefined && 'template' in request.structured)
+      throw capabilityDeclined('sandbox', 'send_template', "send message templates: they are the Cloud API's");
     const { media, replyTo } = request;
     // As WhatsApp does, a phone written in its other form reaches the account under its own.
     const to = isGroupMessage(request) ? request.toGroup : sandboxRegisteredForm(request.toPhone);

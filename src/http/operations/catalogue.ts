@@ -44,6 +44,7 @@ import { getPresence } from './get-presence.ts';
 import { getContactProfile, updateOwnProfile } from './profiles.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
 import { getNewChatQuota } from './new-chat-quota.ts';
+import { getTemplate, listTemplates } from './templates.ts';
 import { updateAccountSettings } from './update-account-settings.ts';
 import { cancelMessage } from './cancel-message.ts';
 import { clearNumberQueue, getNumberQueue } from './number-queue.ts';
@@ -108,6 +109,8 @@ export const publicOperations: readonly AnyOperation[] = [
   unblockContact,
   listBlocklist,
   getNewChatQuota,
+  listTemplates,
+  getTemplate,
   updateAccountSettings,
   listWebhooks,
   createWebhook,

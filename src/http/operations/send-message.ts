@@ -59,6 +59,8 @@ export const sendMessage = defineSessionOperation({ body: messageRequestSchema, 
     'recipient_not_on_whatsapp',
     // A Cloud API number, to a person whose 24-hour window is closed (docs/cloud-api.md).
     'window_closed',
+    'template_not_found',
+    'invalid_template_parameters',
     'invalid_reply_to',
     'invalid_mention',
     'invalid_poll',

@@ -280,5 +280,105 @@ for (const dialect of dialects) {
       assert.deepEqual([poll.statusCode, poll.json().error], [422, 'capability_not_supported']);
       assert.deepEqual(standIn.violations, []);
     });
+
+    it('lists and reads the business’s templates, and sends one whatever the window, its parameters checked against it first', async () => {
+      standIn.templates = [
+        {
+          id: '1',
+          name: 'order_ready',
+          language: 'en_US',
+          status: 'APPROVED',
+          category: 'UTILITY',
+          components: [
+            { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
+            { type: 'BODY', text: 'Hello {{1}}, your order {{2}} is ready.' },
+          ],
+        },
+        {
+          id: '2',
+          name: 'spring_sale',
+          language: 'en_US',
+          status: 'PENDING',
+          category: 'MARKETING',
+          components: [{ type: 'BODY', text: 'Sale!' }],
+        },
+      ];
+      const listed = await test.inject({
+        method: 'GET',
+        url: `/templates?from_phone=${encodeURIComponent(cloudPhone)}`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
+      assert.equal(listed.statusCode, 200, listed.body);
+      assert.deepEqual(
+        listed
+          .json()
+          .templates.map((each: { name: string; status: string; header_parameters: number; body_parameters: number }) => [
+            each.name,
+            each.status,
+            each.header_parameters,
+            each.body_parameters,
+          ]),
+        [
+          ['order_ready', 'APPROVED', 1, 2],
+          ['spring_sale', 'PENDING', 0, 0],
+        ],
+      );
+      const one = await test.inject({
+        method: 'GET',
+        url: `/api/templates/order_ready?from_phone=${encodeURIComponent(cloudPhone)}&language=en_US`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
+      assert.deepEqual([one.statusCode, one.json().body_parameters], [200, 2]);
+
+      const stranger = uniquePhone();
+      const sentBefore = standIn.messagesOf(phone.phoneNumberId).length;
+      const short = await send({
+        to_phone: stranger,
+        template: { name: 'order_ready', language: 'en_US', header_parameters: ['4521'], body_parameters: ['Ada'] },
+      });
+      assert.deepEqual(
+        [short.statusCode, short.json().error, short.json().meta],
+        [400, 'invalid_template_parameters', { field: 'template.body_parameters', expected: 2 }],
+      );
+      const pending = await send({ to_phone: stranger, template: { name: 'spring_sale', language: 'en_US' } });
+      assert.deepEqual([pending.statusCode, pending.json().error], [404, 'template_not_found']);
+      assert.equal(standIn.messagesOf(phone.phoneNumberId).length, sentBefore, 'nothing refused reached Meta');
+
+      const sent = await send({
+        to_phone: stranger,
+        template: { name: 'order_ready', language: 'en_US', header_parameters: ['4521'], body_parameters: ['Ada', '4521'] },
+      });
+      assert.equal(sent.statusCode, 200, sent.body);
+      assert.deepEqual(standIn.messagesOf(phone.phoneNumberId).at(-1), {
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to: stranger.slice(1),
+        type: 'template',
+        template: {
+          name: 'order_ready',
+          language: { code: 'en_US' },
+          components: [
+            { type: 'header', parameters: [{ type: 'text', text: '4521' }] },
+            {
+              type: 'body',
+              parameters: [
+                { type: 'text', text: 'Ada' },
+                { type: 'text', text: '4521' },
+              ],
+            },
+          ],
+        },
+      });
+      const onSandbox = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: stranger, template: { name: 'order_ready', language: 'en_US' } },
+        account.apiKey,
+      );
+      assert.deepEqual(
+        [onSandbox.statusCode, onSandbox.json().error, onSandbox.json().meta.engine],
+        [422, 'capability_not_supported', 'sandbox'],
+      );
+      assert.deepEqual(standIn.violations, []);
+    });
   });
 }
