@@ -80,6 +80,14 @@ export const errorCatalogue = {
     meaning: 'The file is over the size limit of its kind.',
     meta: { kind: 'the kind whose limit applies (`any` before the kind is known)', limit_bytes: 'the largest file of that kind' },
   },
+  invalid_interactive: {
+    publicApi: true,
+    status: 400,
+    meaning:
+      '`interactive` is not one WhatsApp shows: exactly one of buttons (1 to 3, titles up to 20 characters), list (1 to 10 rows, ' +
+      'titles up to 24) and cta_url (an http(s) URL, its text up to 20), a body of 1 to 1,024 characters, and unique ids.',
+    meta: FIELD,
+  },
   invalid_template_parameters: {
     publicApi: true,
     status: 400,

@@ -1,5 +1,6 @@
 import type { E164 } from './phone.ts';
 import type { TemplateSend } from './templates.ts';
+import type { InteractiveMessage } from './interactive.ts';
 
 /** A place someone shared. `name` and `address` are what the sender's app attached, if anything. */
 export interface SharedLocation {
@@ -50,7 +51,9 @@ export type StructuredContent =
   | { viewOnce: true }
   | { linkPreview: LinkPreview }
   /** A message template of a Cloud API number (docs/cloud-api.md#templates); its text is the body as sent. */
-  | { template: TemplateSend };
+  | { template: TemplateSend }
+  /** Reply buttons, a list or a call-to-action link of a Cloud API number; its text is the body. */
+  | { interactive: InteractiveMessage };
 
 export const POLL_MIN_OPTIONS = 2;
 export const POLL_MAX_OPTIONS = 12;
@@ -95,7 +98,7 @@ export function presentStructured(content: StructuredContent | null, tally?: Pol
   if ('poll' in content) return { poll: presentPoll(content.poll, tally) };
   if ('viewOnce' in content) return { view_once: true as const };
   // A template shows as its text, the body as the person reads it.
-  if ('template' in content) return {};
+  if ('template' in content || 'interactive' in content) return {};
   return { link_preview: { ...content.linkPreview } };
 }
 

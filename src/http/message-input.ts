@@ -86,7 +86,8 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
     body.location !== undefined ||
     body.contacts !== undefined ||
     body.poll !== undefined ||
-    body.template !== undefined;
+    body.template !== undefined ||
+    body.interactive !== undefined;
   if (!hasContent && body.message === undefined)
     throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
   assertOneContentKind(body);
@@ -96,7 +97,12 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
   const structured = parseStructuredInput(body);
   if (structured !== undefined) {
     // Only a location takes a text, as its comment; a template is stored as its name (its body is Meta's to fill).
-    const text = 'template' in structured ? `[template ${structured.template.name}]` : (body.message ?? '');
+    const text =
+      'template' in structured
+        ? `[template ${structured.template.name}]`
+        : 'interactive' in structured
+          ? structured.interactive.body
+          : (body.message ?? '');
     assertSendableText(text, maxMessageLength, true);
     return { fromPhone, toPhone, text, structured, ...replyTo };
   }

@@ -144,6 +144,60 @@ const templateRequestComponent = {
   },
 } as const;
 
+const choiceSchema = (titleLength: number) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'title'],
+    properties: {
+      id: { type: 'string', description: 'Up to 256 characters; it comes back with the tap.' },
+      title: { type: 'string', description: `Up to ${titleLength} characters.` },
+      ...(titleLength === 24 && { description: { type: 'string', description: 'Up to 72 characters.' } }),
+    },
+  }) as const;
+
+/** Reply buttons, a list or a call-to-action link, on a Cloud API number (docs/cloud-api.md#interactive-messages). */
+const interactiveRequestComponent = {
+  $id: 'InteractiveRequest',
+  type: 'object',
+  additionalProperties: false,
+  description:
+    'An interactive message instead of a text: its body, an optional text header and footer, and exactly one of buttons (1 to 3 reply ' +
+    'buttons), list (rows behind a button, 1 to 10 in all) and cta_url (a button that opens a link). A tap comes back as a message ' +
+    'whose text is the title, replying to this one. Cloud API numbers only; other engines answer 422 capability_not_supported.',
+  required: ['body'],
+  properties: {
+    body: { type: 'string', description: '1 to 1,024 characters.' },
+    header: { type: 'string', description: 'A text header, up to 60 characters.' },
+    footer: { type: 'string', description: 'Up to 60 characters.' },
+    buttons: { type: 'array', maxItems: 3, items: choiceSchema(20) },
+    list: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['button', 'sections'],
+      properties: {
+        button: { type: 'string', description: 'The text of the button that opens the list, up to 20 characters.' },
+        sections: {
+          type: 'array',
+          maxItems: 10,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['rows'],
+            properties: { title: { type: 'string' }, rows: { type: 'array', maxItems: 10, items: choiceSchema(24) } },
+          },
+        },
+      },
+    },
+    cta_url: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['display_text', 'url'],
+      properties: { display_text: { type: 'string', description: 'Up to 20 characters.' }, url: { type: 'string', maxLength: 2048 } },
+    },
+  },
+} as const;
+
 /** A link preview given by the caller, shown as is. */
 const linkPreviewRequestComponent = {
   $id: 'LinkPreviewRequest',
@@ -225,6 +279,7 @@ const sendMessageRequestComponent = {
       examples: [['+447700900123']],
     },
     template: ref('TemplateRequest'),
+    interactive: ref('InteractiveRequest'),
     link_preview: {
       description:
         'With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its ' +
@@ -613,6 +668,7 @@ export const messageSchemaComponents = [
   contactRequestComponent,
   pollRequestComponent,
   templateRequestComponent,
+  interactiveRequestComponent,
   linkPreviewRequestComponent,
   pollComponent,
   linkPreviewComponent,

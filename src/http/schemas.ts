@@ -1,3 +1,4 @@
+import type { InteractiveInput } from '../domain/interactive.ts';
 import { errorCatalogue, type ErrorCode } from '../domain/errors.ts';
 import { ref } from './message-schemas.ts';
 
@@ -124,6 +125,7 @@ export interface MessageRequestBody {
   contacts?: ContactRequestBody[];
   poll?: PollRequestBody;
   template?: TemplateRequestBody;
+  interactive?: InteractiveInput;
   view_once?: boolean;
   link_preview?: boolean | LinkPreviewRequestBody;
   send_at?: string;
@@ -167,7 +169,10 @@ interface LinkPreviewRequestBody {
 }
 
 export interface SandboxReceiveBody
-  extends Omit<MessageRequestBody, 'to_group' | 'mentions' | 'link_preview' | 'send_at' | 'expires_at' | 'wait' | 'template'> {
+  extends Omit<
+    MessageRequestBody,
+    'to_group' | 'mentions' | 'link_preview' | 'send_at' | 'expires_at' | 'wait' | 'template' | 'interactive'
+  > {
   to_phone: string;
   group_id?: string;
   mentions?: string[];

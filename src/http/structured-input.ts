@@ -12,6 +12,7 @@ import {
 import { buildVcard, phonesOfVcard, readVcard } from '../domain/vcards.ts';
 import type { ContactRequestBody, LocationRequestBody, MessageRequestBody, PollRequestBody, TemplateRequestBody } from './schemas.ts';
 import type { TemplateSend } from '../domain/templates.ts';
+import { parseInteractive } from '../domain/interactive.ts';
 
 /** WhatsApp's own bounds on a poll's question and each option, in characters. */
 const POLL_QUESTION_MAX = 255;
@@ -20,7 +21,7 @@ const MAX_CONTACT_CARDS = 10;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /** The content kinds a message may carry, of which a send holds exactly one (besides its text). */
-const CONTENT_KINDS = ['media', 'location', 'contacts', 'poll', 'template'] as const;
+const CONTENT_KINDS = ['media', 'location', 'contacts', 'poll', 'template', 'interactive'] as const;
 
 /**
  * The one content kind of a request beyond its text, checked for company: two kinds together, a
@@ -28,12 +29,15 @@ const CONTENT_KINDS = ['media', 'location', 'contacts', 'poll', 'template'] as c
  * link preview with anything but a text are each refused, naming the field at fault.
  */
 export function assertOneContentKind(
-  body: Pick<MessageRequestBody, 'message' | 'media' | 'location' | 'contacts' | 'poll' | 'template' | 'view_once' | 'link_preview'>,
+  body: Pick<
+    MessageRequestBody,
+    'message' | 'media' | 'location' | 'contacts' | 'poll' | 'template' | 'interactive' | 'view_once' | 'link_preview'
+  >,
 ): void {
   const given = CONTENT_KINDS.filter((kind) => body[kind] !== undefined);
   if (given.length > 1) conflict(given[1]!, `A message carries one of ${CONTENT_KINDS.join(', ')}; this one has ${given.join(' and ')}.`);
   const kind = given[0];
-  if (body.message !== undefined && (kind === 'contacts' || kind === 'poll' || kind === 'template'))
+  if (body.message !== undefined && (kind === 'contacts' || kind === 'poll' || kind === 'template' || kind === 'interactive'))
     conflict('message', `${OWN_WORDS[kind]}; send the text as a message of its own.`);
   if (body.view_once === true && kind !== 'media')
     conflict('view_once', 'view_once is for a file (an image, a video or a voice note) in media.');
@@ -45,6 +49,7 @@ const OWN_WORDS = {
   poll: 'A poll carries its question',
   contacts: 'Contact cards carry their names',
   template: 'A template carries its approved text',
+  interactive: 'An interactive message carries its text as interactive.body',
 } as const;
 
 function conflict(field: string, message: string): never {
@@ -53,9 +58,10 @@ function conflict(field: string, message: string): never {
 
 /** A place, a set of cards or a poll, checked; undefined when the request carries none. */
 export function parseStructuredInput(
-  body: Pick<MessageRequestBody, 'location' | 'contacts' | 'poll' | 'template'>,
+  body: Pick<MessageRequestBody, 'location' | 'contacts' | 'poll' | 'template' | 'interactive'>,
 ): StructuredContent | undefined {
   if (body.template !== undefined) return { template: parseTemplate(body.template) };
+  if (body.interactive !== undefined) return { interactive: parseInteractive(body.interactive) };
   if (body.location !== undefined) return { location: parseLocation(body.location) };
   if (body.contacts !== undefined) return { contacts: parseContacts(body.contacts) };
   if (body.poll !== undefined) return { poll: parsePoll(body.poll) };

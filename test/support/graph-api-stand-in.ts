@@ -286,7 +286,10 @@ function objectProblem(type: string, object: Record<string, unknown> | unknown[]
         ? 'template needs name and language.code'
         : fields(['name', 'language', 'components']);
     case 'interactive':
-      return typeof record.type !== 'string' || typeof record.action !== 'object' ? 'interactive needs type and action' : undefined;
+      if (!['button', 'list', 'cta_url'].includes(String(record.type)))
+        return `interactive type ${String(record.type)} is not button, list or cta_url`;
+      if (typeof (record.body as { text?: unknown } | undefined)?.text !== 'string') return 'interactive needs body.text';
+      return typeof record.action !== 'object' ? 'interactive needs an action' : fields(['type', 'header', 'body', 'footer', 'action']);
     default:
       return undefined;
   }

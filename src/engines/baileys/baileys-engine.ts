@@ -53,7 +53,7 @@ import { identityOfCheck } from './identity-mapper.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 import { BAILEYS_ENGINE } from './descriptor.ts';
-import { capabilityDeclined } from '../capability-declined.ts';
+import { capabilityDeclined, declineMetaOnly } from '../capability-declined.ts';
 import type { MessageTemplate } from '../../domain/templates.ts';
 import { phoneVariant } from '../../domain/phone-variants.ts';
 import { parseProxyUrl, type ProxyUrl } from '../../domain/proxy-url.ts';
@@ -336,7 +336,7 @@ export class BaileysEngine implements Engine {
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
-    if (request.structured !== undefined && 'template' in request.structured) throw declineTemplateOn('baileys');
+    declineMetaOnly('baileys', request.structured);
     const { session, socket } = this.connected(number);
     // A person goes to the JID WhatsApp named for the phone, which may be its other form (ADR 0050).
     const toPhone = isGroupMessage(request) ? undefined : request.toPhone;
@@ -466,7 +466,7 @@ async function contentOf(request: OutgoingMessage): Promise<{ content: AnyMessag
   if (structured === undefined || 'viewOnce' in structured) return { content: toTextContent(request.text) };
   if ('linkPreview' in structured)
     return { content: toTextContent(request.text, structured.linkPreview, await smallThumbnail(request.linkPreviewThumbnail)) };
-  if ('template' in structured) throw declineTemplateOn('baileys');
+  if ('template' in structured || 'interactive' in structured) throw capabilityDeclined('baileys', 'send_template', 'send it');
   const pollSecret = 'poll' in structured ? randomBytes(32) : undefined;
   return {
     content: toStructuredContent(structured, request.text, pollSecret ?? new Uint8Array()),
@@ -525,8 +525,4 @@ function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<Baile
 /** A JID's user part: the digits, without server or device. */
 function userOf(jid: string): string {
   return jid.split('@')[0]!.split(':')[0]!;
-}
-
-function declineTemplateOn(engine: 'baileys'): Error {
-  return capabilityDeclined(engine, 'send_template', "send message templates: they are the Cloud API's");
 }

@@ -1,6 +1,7 @@
 import type { MediaKind } from '../../domain/media.ts';
 import type { SharedContact, SharedLocation } from '../../domain/structured-content.ts';
 import type { TemplateSend } from '../../domain/templates.ts';
+import type { InteractiveMessage } from '../../domain/interactive.ts';
 import { capabilityDeclined } from '../capability-declined.ts';
 import type { MessageRef, OutgoingMessage } from '../engine.ts';
 
@@ -41,6 +42,8 @@ export function toCloudMessage(request: OutgoingMessage, mediaId?: string): Clou
 function contentOf(request: OutgoingMessage, mediaId: string | undefined): Record<string, unknown> & { type: string } {
   const structured = request.structured;
   if (structured !== undefined && 'template' in structured) return { type: 'template', template: templateOf(structured.template) };
+  if (structured !== undefined && 'interactive' in structured)
+    return { type: 'interactive', interactive: interactiveOf(structured.interactive) };
   if (structured !== undefined && 'poll' in structured) throw capabilityDeclined('cloud', 'send_poll', 'send polls');
   if (structured !== undefined && 'viewOnce' in structured) throw capabilityDeclined('cloud', 'send_view_once', 'send view-once files');
   if (request.media !== undefined && mediaId !== undefined) {
@@ -64,6 +67,29 @@ function templateOf(send: TemplateSend): Record<string, unknown> {
     ...(send.bodyParameters.length > 0 ? [{ type: 'body', parameters: texts(send.bodyParameters) }] : []),
   ];
   return { name: send.name, language: { code: send.language }, ...(components.length > 0 && { components }) };
+}
+
+/** Meta's interactive object: `button` with reply buttons, `list` with sections of rows, or `cta_url`. */
+function interactiveOf(message: InteractiveMessage): Record<string, unknown> {
+  const frame = {
+    ...(message.header !== null && { header: { type: 'text', text: message.header } }),
+    body: { text: message.body },
+    ...(message.footer !== null && { footer: { text: message.footer } }),
+  };
+  if (message.kind === 'buttons')
+    return { type: 'button', ...frame, action: { buttons: message.buttons.map((button) => ({ type: 'reply', reply: button })) } };
+  if (message.kind === 'list') {
+    const sections = message.sections.map((section) => ({
+      ...(section.title !== null && { title: section.title }),
+      rows: section.rows.map((row) => ({
+        id: row.id,
+        title: row.title,
+        ...(row.description !== null && { description: row.description }),
+      })),
+    }));
+    return { type: 'list', ...frame, action: { button: message.button, sections } };
+  }
+  return { type: 'cta_url', ...frame, action: { name: 'cta_url', parameters: { display_text: message.displayText, url: message.url } } };
 }
 
 function locationOf(location: SharedLocation): Record<string, unknown> {

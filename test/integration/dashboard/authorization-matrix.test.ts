@@ -38,6 +38,7 @@ const OUTSIDE_THE_MATRIX = [
   /^\/groups(\/|$)/,
   /^\/numbers\/:id(\/pause)?$/,
   /^\/check_numbers$/,
+  /^\/templates(\/|$)/,
   /^\/typing$/,
   /^\/blocklist(\/|$)/,
   /^\/new_chat_quota$/,

@@ -123,6 +123,13 @@ const readWithOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+/** A Cloud API read through the owner's sandbox number: it reaches the session, which declines it (422), rather than another account's number. */
+const templatesOfOwnersNumber = (suffix: string): Probe => ({
+  request: (owner) => ({ method: 'GET', url: `${suffix}?from_phone=${encodeURIComponent(owner.phones[0]!)}&language=en_US` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 422,
+});
+
 const subscribeWithOwnersNumber: Probe = {
   request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], to_phone: '+14155550100' } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
@@ -530,6 +537,10 @@ const PROBES: Record<string, Probe> = {
   'GET /api/blocklist': readWithOwnersNumber,
   'GET /new_chat_quota': readWithOwnersNumber,
   'GET /api/new_chat_quota': readWithOwnersNumber,
+  'GET /templates': { ...readWithOwnersNumber, succeedsWith: 422 },
+  'GET /api/templates': { ...readWithOwnersNumber, succeedsWith: 422 },
+  'GET /templates/{name}': templatesOfOwnersNumber('/order_ready'),
+  'GET /api/templates/{name}': templatesOfOwnersNumber('/order_ready'),
   'POST /sandbox/call': callOwnersNumber,
   'POST /api/sandbox/call': callOwnersNumber,
   'PATCH /account/settings': readSettings,

@@ -380,5 +380,67 @@ for (const dialect of dialects) {
       );
       assert.deepEqual(standIn.violations, []);
     });
+
+    it("sends reply buttons in Meta's shape, and a tap comes back as a reply whose text is the title; other engines answer 422", async () => {
+      const person = uniquePhone();
+      await personWrites(person, 'menu?');
+      const interactive = {
+        body: 'Pick one',
+        footer: 'Shop',
+        buttons: [
+          { id: 'yes', title: 'Yes' },
+          { id: 'no', title: 'No' },
+        ],
+      };
+      const sent = await send({ to_phone: person, interactive });
+      assert.equal(sent.statusCode, 200, sent.body);
+      assert.deepEqual((standIn.messagesOf(phone.phoneNumberId).at(-1) as { interactive: unknown }).interactive, {
+        type: 'button',
+        body: { text: 'Pick one' },
+        footer: { text: 'Shop' },
+        action: {
+          buttons: [
+            { type: 'reply', reply: { id: 'yes', title: 'Yes' } },
+            { type: 'reply', reply: { id: 'no', title: 'No' } },
+          ],
+        },
+      });
+      const tap = {
+        from: person.slice(1),
+        id: `wamid.tap${Date.now()}`,
+        timestamp: String(Math.floor(Date.now() / 1_000)),
+        type: 'interactive',
+        context: { from: '15550000000', id: await wamidOf(sent.json().message_id) },
+        interactive: { type: 'button_reply', button_reply: { id: 'yes', title: 'Yes' } },
+      };
+      const body = cloudCallback(phone, { messages: [tap] });
+      assert.equal((await callback(body, signedHeaders(APP_SECRET, body))).statusCode, 200);
+      const heard = await events(
+        'message',
+        (payload) => payload.from_phone === person && (payload.data as { message: string }).message === 'Yes',
+      );
+      assert.equal((payloadOf(heard[0]!).reply_to as { message_id: string }).message_id, sent.json().message_id);
+
+      const twice = await send({
+        to_phone: person,
+        interactive: {
+          body: 'x',
+          buttons: [
+            { id: 'a', title: 'A' },
+            { id: 'a', title: 'B' },
+          ],
+        },
+      });
+      assert.deepEqual(
+        [twice.statusCode, twice.json().error, twice.json().meta.field],
+        [400, 'invalid_interactive', 'interactive.buttons'],
+      );
+      const onSandbox = await test.post('/send_message', { from_phone: account.phones[0], to_phone: person, interactive }, account.apiKey);
+      assert.deepEqual(
+        [onSandbox.statusCode, onSandbox.json().error, onSandbox.json().meta.capability],
+        [422, 'capability_not_supported', 'send_interactive'],
+      );
+      assert.deepEqual(standIn.violations, []);
+    });
   });
 }
