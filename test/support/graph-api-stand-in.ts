@@ -127,7 +127,10 @@ export class GraphApiStandIn {
     const url = new URL(request.url ?? '/', this.url);
     const method = request.method ?? 'GET';
     const fileMatch = /^\/files\/([\w.-]+)$/.exec(url.pathname);
-    if (fileMatch !== null) return this.file(request, fileMatch[1]!);
+    if (fileMatch !== null) {
+      this.requests.push({ method, path: url.pathname, body: undefined });
+      return this.file(request, fileMatch[1]!);
+    }
     const match = /^\/v\d+\.\d+\/(\d+)(?:\/(messages|media|message_templates))?$/.exec(url.pathname);
     const contentType = request.headers['content-type'] ?? '';
     const body = contentType.startsWith('application/json')

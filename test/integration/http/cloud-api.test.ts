@@ -442,5 +442,65 @@ for (const dialect of dialects) {
       );
       assert.deepEqual(standIn.violations, []);
     });
+
+    it("maps an ad's referral, a reaction and a photo of Meta's callback as Baileys' events carry them, the photo fetched from Meta with the token", async () => {
+      const person = uniquePhone();
+      const at = String(Math.floor(Date.now() / 1_000));
+      const photoId = standIn.putFile(Buffer.from('\xff\xd8\xff\xe0 a photo', 'latin1'), 'image/jpeg');
+      const lead = {
+        ...incomingText(person.slice(1), 'I saw your ad'),
+        referral: { source_url: 'https://fb.me/ad', source_id: '120200', source_type: 'ad', headline: 'Spring', ctwa_clid: 'ARAkLk' },
+      };
+      const photo = {
+        from: person.slice(1),
+        id: `wamid.photo${Date.now()}`,
+        timestamp: at,
+        type: 'image',
+        image: { id: photoId, mime_type: 'image/jpeg', caption: 'look' },
+      };
+      const body = cloudCallback(phone, { messages: [lead, photo] });
+      assert.equal((await callback(body, signedHeaders(APP_SECRET, body))).statusCode, 200);
+      const heardLead = await events(
+        'message',
+        (payload) => payload.from_phone === person && (payload.data as { message: string }).message === 'I saw your ad',
+      );
+      assert.deepEqual(
+        { ...(payloadOf(heardLead[0]!).referral as Record<string, unknown>) },
+        {
+          source_type: 'ad',
+          source_id: '120200',
+          source_url: 'https://fb.me/ad',
+          headline: 'Spring',
+          body: null,
+          media_type: null,
+          image_url: null,
+          video_url: null,
+          thumbnail_url: null,
+          ctwa_clid: 'ARAkLk',
+        },
+      );
+      await events('message', (payload) => payload.from_phone === person && (payload.data as { message: string }).message === 'look');
+      await waitForValue(
+        () => (standIn.requests.some((request) => request.path === `/files/${photoId}`) ? true : undefined),
+        'the photo to be fetched from where Meta said, with the token',
+      );
+
+      const sent = await send({ to_phone: person, message: 'thanks' });
+      const reaction = {
+        from: person.slice(1),
+        id: `wamid.react${Date.now()}`,
+        timestamp: at,
+        type: 'reaction',
+        reaction: { message_id: await wamidOf(sent.json().message_id), emoji: '👍' },
+      };
+      const reacted = cloudCallback(phone, { messages: [reaction] });
+      assert.equal((await callback(reacted, signedHeaders(APP_SECRET, reacted))).statusCode, 200);
+      const reactions = await test.gateway.store.db
+        .selectFrom('message_reactions')
+        .selectAll()
+        .where('message_id', '=', sent.json().message_id)
+        .execute();
+      assert.equal(reactions.length, 1, JSON.stringify(reactions));
+    });
   });
 }
