@@ -35,6 +35,8 @@ export async function registerCloudCallbackRoutes(app: FastifyInstance, gateway:
       scoped.get<{ Params: { number_id: string }; Querystring: Record<string, string> }>(
         `${prefix}/cloud/callbacks/:number_id`,
         {
+          // The verify token is a secret: the request's log line shows it masked.
+          config: { secretQueryParameters: ['hub.verify_token'] },
           schema: {
             hide: true,
             summary: "Meta's verification handshake for a Cloud API number",

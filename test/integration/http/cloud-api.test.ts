@@ -133,6 +133,12 @@ for (const dialect of dialects) {
       assert.deepEqual([good.statusCode, good.body], [200, '1158201444']);
       const wrong = await handshake('not-the-token');
       assert.deepEqual([wrong.statusCode, wrong.json().error], [401, 'invalid_webhook_signature']);
+      const logged = test.logLines.filter((line) => line.includes('/cloud/callbacks/'));
+      assert.ok(logged.length >= 2, 'each handshake leaves its log line');
+      assert.ok(
+        logged.every((line) => !line.includes(VERIFY_TOKEN) && !line.includes('not-the-token')),
+        'the verify token, right or wrong, is masked in the log',
+      );
     });
 
     it('refuses a forged X-Hub-Signature-256 and stores nothing of it; a signed delivery is stored once however often Meta repeats it', async () => {
