@@ -2,10 +2,11 @@ import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
 import type { PauseReason } from '../../domain/number-pauses.ts';
+import { presentNumberHealth, type NumberHealthView } from './number-health.ts';
 import { presentAccountPolicy, presentNumberSending, type NumberSendingView, type PolicyView } from './number-sending.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'accounts' | 'groups' | 'numbers' | 'pauses' | 'sendQueues'>;
+type Services = Pick<GatewayServices, 'accounts' | 'groups' | 'history' | 'numbers' | 'pauses' | 'sendQueues'>;
 
 /** What the user typed into one number's "Simulate an incoming message" form, kept on a failure. */
 export interface SimulationDraft {
@@ -22,8 +23,8 @@ export interface NumbersView {
   draft: SimulationDraft | undefined;
   /** The groups each number is in, as it last saw them. */
   groups: GroupRowView[];
-  /** The numbers that hold their sends, and whether the viewer may resume them (owners and admins). */
-  paused: PausedNumberView[];
+  /** A health card per number, with the owner's actions for owners and admins. */
+  health: NumberHealthView[];
   canResume: boolean;
   /** Whether the viewer may change the numbers' call settings (owners and admins). */
   canChangeSettings: boolean;
@@ -33,17 +34,7 @@ export interface NumbersView {
   accountPolicy: PolicyView;
 }
 
-export interface PausedNumberView {
-  id: string;
-  phone: string;
-  /** Why, in words. */
-  reason: string;
-  detail: string | null;
-  since: Date;
-  until: Date | null;
-}
-
-const PAUSE_REASONS: Record<PauseReason, string> = {
+export const PAUSE_REASONS: Record<PauseReason, string> = {
   restricted: 'WhatsApp restricted it (463)',
   reachout_timelock: 'WhatsApp locked reaching out to new chats',
   rate_limited: 'WhatsApp is rate-limiting it',
@@ -80,21 +71,10 @@ export async function presentNumbers(
     size: group.size,
     isAdmin: group.isAdmin,
   }));
-  const pauses = await gateway.pauses.pausesOf(numbers.map((number) => number.id));
-  const paused = numbers.flatMap((number) => {
-    const pause = pauses.get(number.id);
-    return pause === undefined
-      ? []
-      : [
-          {
-            id: number.id,
-            phone: number.phone,
-            reason: PAUSE_REASONS[pause.reason],
-            detail: pause.detail,
-            since: pause.since,
-            until: pause.until,
-          },
-        ];
+  const health = await presentNumberHealth(gateway, numbers, account.scope, {
+    canManage,
+    operator: false,
+    actionBase: (number) => `/numbers/${encodeURIComponent(number.id)}`,
   });
   const [sending, accountPolicy] = await Promise.all([
     presentNumberSending(gateway, numbers, new Date()),
@@ -105,7 +85,7 @@ export async function presentNumbers(
     sandboxNumbers: rows.filter((row) => row.isSandbox),
     draft,
     groups,
-    paused,
+    health,
     canResume: canManage,
     canChangeSettings: canManage,
     sending,

@@ -15,7 +15,7 @@ import { namedScope } from '../../web/named-scope.ts';
 /** What this module uses of the gateway's services (docs/adr/0061). */
 type Services = Pick<
   GatewayServices,
-  'accounts' | 'groups' | 'media' | 'numbers' | 'pauses' | 'numberControl' | 'sandboxInbox' | 'sendQueues'
+  'accounts' | 'groups' | 'history' | 'media' | 'numbers' | 'pauses' | 'numberControl' | 'sandboxInbox' | 'sendQueues'
 >;
 
 /** The simulate form's largest file: WhatsApp's limit for photos, video and sound. */

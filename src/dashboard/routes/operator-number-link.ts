@@ -22,7 +22,7 @@ const LINK_METHODS: readonly LinkMethod[] = ['qr', 'pairing_code'];
  * polls, the QR as an SVG image, cancel, and restarting a session that gave up.
  */
 /** The signed-in operator, acting in the console. */
-function operatorCallerOf(request: FastifyRequest) {
+export function operatorCallerOf(request: FastifyRequest) {
   return { scope: operatorScopeOf(request), actor: userActor(request) };
 }
 

@@ -2,15 +2,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor, type AppError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { pageContext, sendPage, operatorScopeOf, userActor } from '../context.ts';
-import { attempt, formText } from '../forms.ts';
+import { attempt, formText, queryText } from '../forms.ts';
+import { presentNumberHealth } from '../presenters/number-health.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/operator.ts';
 import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbers-page.tsx';
-import { registerLinkRoutes } from './operator-number-link.ts';
+import { operatorCallerOf, registerLinkRoutes } from './operator-number-link.ts';
 import { registerProxyRoutes } from './operator-number-proxy.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system'>;
+type Services = Pick<
+  GatewayServices,
+  'accounts' | 'apiKeys' | 'history' | 'numbers' | 'numberControl' | 'pauses' | 'sendQueues' | 'supervisor' | 'system'
+>;
 
 export interface NumberParams {
   numberId: string;
@@ -19,11 +23,20 @@ export interface NumberParams {
 /** `/operator/numbers`: every number, moving and removing them, and sandbox outage rehearsal. */
 export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Services): void {
   const render = async (request: FastifyRequest, reply: FastifyReply, error?: AppError) => {
-    const view = await presentOperatorNumbers(gateway, operatorScopeOf(request));
+    const scope = operatorScopeOf(request);
+    const view = await presentOperatorNumbers(gateway, scope);
+    const filter = queryText(request.query, 'status') ?? '';
+    const numbers = await gateway.numbers.listNumbers(scope);
+    const health = await presentNumberHealth(gateway, numbers, scope, {
+      canManage: true,
+      operator: true,
+      actionBase: (number) => `/operator/numbers/${encodeURIComponent(number.id)}`,
+    });
+    const shown = filter === '' ? health : health.filter((card) => (filter === 'paused' ? card.pause !== null : card.status === filter));
     const context = pageContext(request, reply, 'Numbers', 'operator');
     return sendPage(
       reply,
-      OperatorNumbersPage({ context, ...view, error: error?.message }),
+      OperatorNumbersPage({ context, ...view, health: shown, filter, error: error?.message }),
       error === undefined ? 200 : httpStatusFor(error.code),
     );
   };
@@ -44,6 +57,18 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Serv
 
   registerLinkRoutes(app, gateway, renderNumber);
   registerProxyRoutes(app, gateway, renderNumber);
+
+  // The health cards' actions, run on the number's owner node through NumberControl, as the account's own are.
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/resume', async (request, reply) => {
+    const caller = operatorCallerOf(request);
+    await gateway.numberControl.resume(caller, await gateway.numbers.findNumber(caller.scope, request.params.numberId));
+    return redirectWithNotice(reply, '/operator/numbers', 'number_resumed');
+  });
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/clear_queue', async (request, reply) => {
+    const caller = operatorCallerOf(request);
+    await gateway.numberControl.clearQueue(caller, await gateway.numbers.findNumber(caller.scope, request.params.numberId));
+    return redirectWithNotice(reply, '/operator/numbers', 'queue_cleared');
+  });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/reassign', async (request, reply) => {
     const result = await attempt(() =>

@@ -1,20 +1,27 @@
 import type { PageContext } from '../context.ts';
-import type { GroupRowView, NumbersView, PausedNumberView, SimulationDraft } from '../presenters/numbers.ts';
+import type { GroupRowView, NumbersView, SimulationDraft } from '../presenters/numbers.ts';
 import type { NumberRowView } from '../presenters/shared.ts';
-import { EmptyState, ErrorSummary, PageHeader, PostForm, Time } from './components.tsx';
+import { EmptyState, ErrorSummary, PageHeader, PostForm } from './components.tsx';
 import { Layout } from './layout.tsx';
 import { SendingSection } from './number-sending.tsx';
-import { NumbersTable } from './shared-tables.tsx';
+import { NumberHealthCards } from './number-health.tsx';
 
 export function NumbersPage(props: { context: PageContext; view: NumbersView }): JSX.Element {
   const { context, view } = props;
   return (
     <Layout context={context}>
       <PageHeader title="Numbers" />
-      <PausedNumbers paused={view.paused} canResume={view.canResume} csrfToken={context.csrfToken} />
-      <div data-status-source="/numbers/status.json">
-        <NumbersTable numbers={view.numbers} empty={{ text: 'No numbers yet. The operator links WhatsApp numbers to your account.' }} />
-      </div>
+      {view.numbers.length === 0 ? (
+        <EmptyState empty={{ text: 'No numbers yet. The operator links WhatsApp numbers to your account.' }} />
+      ) : (
+        <div data-status-source="/numbers/status.json">
+          <p class="muted">
+            A paused number holds its sends until it resumes: a number with a send policy queues them, one without refuses them (503
+            number_paused). Resume a restricted number only once WhatsApp has lifted the restriction.
+          </p>
+          <NumberHealthCards cards={view.health} csrfToken={context.csrfToken} />
+        </div>
+      )}
       {view.canChangeSettings && view.numbers.length > 0 ? (
         <>
           <h2>Calls</h2>
@@ -65,57 +72,6 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
 }
 
 /** Numbers that hold their sends: why, since and until when, and (for owners and admins) a Resume button. */
-function PausedNumbers(props: { paused: PausedNumberView[]; canResume: boolean; csrfToken: string }): JSX.Element {
-  if (props.paused.length === 0) return '';
-  return (
-    <section aria-labelledby="paused-numbers">
-      <h2 id="paused-numbers">Paused</h2>
-      <p class="muted">
-        A paused number holds its sends until it resumes: a number with a send policy queues them, one without refuses them (503
-        number_paused). Resume a restricted number only once WhatsApp has lifted the restriction.
-      </p>
-      <div class="grid">
-        {props.paused.map((number) => (
-          <div class="card stack">
-            <h3 class="mono" safe>
-              {number.phone}
-            </h3>
-            <p>
-              <span class="badge status-paused">paused</span> <span safe>{number.reason}</span>
-            </p>
-            {number.detail === null ? (
-              ''
-            ) : (
-              <p class="muted" safe>
-                {number.detail}
-              </p>
-            )}
-            <p>
-              Since <Time at={number.since} />;{' '}
-              {number.until === null ? (
-                'until it is resumed'
-              ) : (
-                <>
-                  resumes by itself at <Time at={number.until} />
-                </>
-              )}
-            </p>
-            {props.canResume ? (
-              <PostForm action={`/numbers/${encodeURIComponent(number.id)}/resume`} csrfToken={props.csrfToken}>
-                <button type="submit" class="button">
-                  Resume
-                </button>
-              </PostForm>
-            ) : (
-              ''
-            )}
-          </div>
-        ))}
-      </div>
-    </section>
-  );
-}
-
 /** Each number's groups as it last saw them; the API's GET /groups asks the session itself. */
 function GroupsTable(props: { groups: GroupRowView[] }): JSX.Element {
   if (props.groups.length === 0)

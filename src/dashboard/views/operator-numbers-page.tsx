@@ -3,6 +3,8 @@ import type { LinkPanelView } from '../presenters/number-linking.ts';
 import type { AccountRef, OperatorNumberView } from '../presenters/operator.ts';
 import { ActionButton, EmptyState, ErrorSummary, NumberStatus, PostForm, StatusBadge, Time } from './components.tsx';
 import { LinkPanel } from './operator-link-panel.tsx';
+import { NumberHealthCards } from './number-health.tsx';
+import type { NumberHealthView } from '../presenters/number-health.ts';
 import { AccountLink, AccountOptions, OperatorFrame } from './operator-shared.tsx';
 
 interface NumbersPageProps {
@@ -11,6 +13,9 @@ interface NumbersPageProps {
   accounts: AccountRef[];
   statuses: readonly string[];
   error: string | undefined;
+  /** Every number's health card, narrowed to `filter` (a status) when one is chosen. */
+  health: NumberHealthView[];
+  filter: string;
 }
 
 export function OperatorNumbersPage(props: NumbersPageProps): JSX.Element {
@@ -18,6 +23,7 @@ export function OperatorNumbersPage(props: NumbersPageProps): JSX.Element {
   return (
     <OperatorFrame context={context} section="numbers" title="Numbers">
       <ErrorSummary error={props.error} />
+      {props.numbers.length === 0 ? '' : <HealthSection {...props} />}
       {props.numbers.length === 0 ? (
         <EmptyState
           empty={{
@@ -46,6 +52,42 @@ export function OperatorNumbersPage(props: NumbersPageProps): JSX.Element {
         </div>
       )}
     </OperatorFrame>
+  );
+}
+
+/** The same health cards as an account's Numbers page, for every number, filtered by status (a GET form: nothing changes). */
+function HealthSection(props: NumbersPageProps): JSX.Element {
+  return (
+    <section aria-labelledby="health-heading">
+      <h2 id="health-heading">Health</h2>
+      <search aria-label="Filter numbers by status">
+        <form method="get" action="/operator/numbers" class="row card">
+          <div class="field">
+            <label for="health-status">Status</label>
+            <select id="health-status" name="status">
+              <option value="">Any status</option>
+              <option value="paused" selected={props.filter === 'paused'}>
+                paused
+              </option>
+              {props.statuses.map((status) => (
+                <option value={status} selected={status === props.filter} safe>
+                  {status.replace(/_/g, ' ')}
+                </option>
+              ))}
+            </select>
+          </div>
+          <button type="submit" class="button">
+            Filter
+          </button>
+          {props.filter === '' ? '' : <a href="/operator/numbers">Show all</a>}
+        </form>
+      </search>
+      {props.health.length === 0 ? (
+        <EmptyState empty={{ text: 'No number has this status', action: { href: '/operator/numbers', label: 'show all' } }} />
+      ) : (
+        <NumberHealthCards cards={props.health} csrfToken={props.context.csrfToken} />
+      )}
+    </section>
   );
 }
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import { operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { SYSTEM_ACTOR } from '../../../src/domain/audit.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
 import { createTestUser } from '../../support/users.ts';
@@ -9,7 +10,8 @@ import { DashboardClient } from '../../support/dashboard-client.ts';
 
 const PASSWORD = 'correct horse battery';
 
-// The numbers page shows a paused number (why, since, until) and lets owners and admins resume it.
+// The numbers page shows a card per number (a pause: why, since, until; its queue and last messages) and lets owners and
+// admins resume it; the operator console shows every number's card.
 for (const dialect of dialects) {
   describe(`dashboard: paused numbers (${dialect})`, () => {
     let test: TestGateway;
@@ -44,7 +46,7 @@ for (const dialect of dialects) {
         await new Promise((resolve) => setTimeout(resolve, 10));
 
       const page = await owner.get('/numbers');
-      assert.match(page.body, /<h2 id="paused-numbers">Paused<\/h2>/);
+      assert.match(page.body, /<span class="badge status-paused">paused<\/span>/, "the number's card shows the pause");
       assert.match(page.body, /WhatsApp restricted it \(463\)/);
       assert.ok(page.body.includes(`datetime="${until.toISOString()}"`), 'the lift time is shown');
       assert.match((await member.get('/numbers')).body, /WhatsApp restricted it/, 'a member sees it too');
@@ -61,7 +63,49 @@ for (const dialect of dialects) {
       const resumed = await owner.submit('/numbers', `/numbers/${number.id}/resume`, {});
       assert.equal(resumed.statusCode, 303, resumed.body);
       assert.equal(test.gateway.pauses.holdOf(number.id), null);
-      assert.doesNotMatch((await owner.get('/numbers')).body, /paused-numbers/);
+      assert.doesNotMatch((await owner.get('/numbers')).body, /status-paused">paused/);
+    });
+
+    it("shows each number's queue, next send and last messages; the operator console shows every card with its proxy, filters by status, and resumes and clears", async () => {
+      // A number of its own: the first test's is still restricted by the sandbox's network.
+      const fresh = await test.gateway.numbers.addNumber(operatorScope(), { accountId: number.accountId, phone: uniquePhone() });
+      const scope = accountScope(fresh.accountId);
+      const key = (await test.gateway.apiKeys.createKey({ accountId: fresh.accountId, name: 'health' })).plaintext;
+      await test.gateway.sandboxInbox.receiveOnNumber(scope, fresh.id, '+14155550177', 'hello');
+      const sent = await test.post('/send_message', { from_phone: fresh.phone, to_phone: '+14155550177', message: 'one' }, key);
+      assert.equal(sent.statusCode, 200, sent.body);
+      // Paused with a send policy, the fresh queues what it is asked to send.
+      await test.gateway.sendQueues.setNumberPolicy(fresh, { preset: 'standard' }, SYSTEM_ACTOR);
+      await test.gateway.numberControl.pause({ scope: operatorScope(), actor: SYSTEM_ACTOR }, fresh, 'held for the test');
+      const queued = await test.post('/send_message', { from_phone: fresh.phone, to_phone: '+14155550177', message: 'two' }, key);
+      assert.equal(queued.statusCode, 202, queued.body);
+      await test.gateway.numbers.setProxy(operatorScope(), fresh.id, 'http://user:secret@127.0.0.1:3128');
+
+      const card = (body: string) => body.slice(body.indexOf('class="card health-card"'));
+      const page = card((await owner.get('/numbers')).body);
+      assert.match(page, /<dt>Waiting<\/dt><dd>1 message<\/dd>/);
+      assert.match(page, /<dt>Next send<\/dt><dd><span class="muted">when resumed<\/span>/, 'a paused queue waits for the resume');
+      assert.match(page, /<dt>Last in<\/dt><dd><time/);
+      assert.match(page, /<dt>Last out<\/dt><dd><time/);
+      assert.match(page, /held for the test/);
+      assert.match(page, /\/clear_queue"/, 'the owner may clear the queue');
+      assert.doesNotMatch(page, /127\.0\.0\.1:3128/, 'the proxy is the operator’s to see');
+
+      await createTestUser(test.gateway, { accountId: null, email: 'operator@pauses.test', password: PASSWORD, isOperator: true });
+      const operator = new DashboardClient(test);
+      assert.equal((await operator.signIn('operator@pauses.test', PASSWORD)).statusCode, 303);
+      const console = (await operator.get('/operator/numbers')).body;
+      assert.match(console, /127\.0\.0\.1:3128/, 'the operator sees the proxy in use');
+      assert.doesNotMatch(console, /secret/, 'redacted');
+      assert.match((await operator.get('/operator/numbers?status=paused')).body, /class="card health-card"/);
+      assert.doesNotMatch((await operator.get('/operator/numbers?status=connecting')).body, /class="card health-card"/, 'filtered out');
+
+      const cleared = await operator.submit('/operator/numbers', `/operator/numbers/${fresh.id}/clear_queue`, {});
+      assert.equal(cleared.statusCode, 303, cleared.body);
+      assert.equal((await test.gateway.sendQueues.view(fresh, 1, undefined)).total, 0, 'the queue was cleared on the owner');
+      const resumed = await operator.submit('/operator/numbers', `/operator/numbers/${fresh.id}/resume`, {});
+      assert.equal(resumed.statusCode, 303, resumed.body);
+      assert.equal(test.gateway.pauses.holdOf(fresh.id), null, 'resumed through NumberControl');
     });
   });
 }
