@@ -153,6 +153,13 @@ export const VARIABLES = {
     problem: (name, value) => `${name} must be a Graph API version such as v23.0; got "${value}".`,
     meaning: 'Cloud API numbers: the Graph API version in every request path',
   }),
+  WAGW_CLOUD_PAIR_RATE_PAUSE_MS: integer({
+    default: 6_000,
+    min: 1_000,
+    max: 3_600_000,
+    meaning:
+      "Cloud API numbers: how long Meta's pair rate limit (131056, too many messages to one person) holds the number's sends; Meta allows about one message every six seconds to one person",
+  }),
   WAGW_KEY_PREFIX: text({
     default: 'wagw',
     pattern: /^[a-z][a-z0-9]{0,15}$/,

@@ -171,7 +171,7 @@ export interface Config {
     newChatQuotaCheckMs: number;
   };
   /** Numbers on Meta's Cloud API: where its Graph API is, and which version the paths name. */
-  cloudApi: { baseUrl: string; version: string };
+  cloudApi: { baseUrl: string; version: string; pairRatePauseMs: number };
   cluster: ClusterConfig;
   /**
    * WAGW_INTERRUPTED_SEND_AFTER_MS: a send still `queued` this long after its row was written was
@@ -388,7 +388,7 @@ export function loadConfig(env: Environment = process.env): Config {
       webVersion: v.WAGW_WA_WEB_VERSION,
       newChatQuotaCheckMs: v.WAGW_NEW_CHAT_QUOTA_CHECK_MINUTES * 60_000,
     },
-    cloudApi: { baseUrl: v.WAGW_CLOUD_API_URL, version: v.WAGW_CLOUD_API_VERSION },
+    cloudApi: { baseUrl: v.WAGW_CLOUD_API_URL, version: v.WAGW_CLOUD_API_VERSION, pairRatePauseMs: v.WAGW_CLOUD_PAIR_RATE_PAUSE_MS },
     cluster: {
       nodeName: v.WAGW_NODE_NAME ?? os.hostname(),
       nodeUrl: v.WAGW_NODE_URL,

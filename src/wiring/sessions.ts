@@ -141,6 +141,7 @@ export async function buildSessions(
     events: engineEvents.forEngine('cloud'),
     graph: new GraphApi(config.cloudApi),
     logger: logger.child({ engine: 'cloud' }),
+    pairRatePauseMs: config.cloudApi.pairRatePauseMs,
   });
   const engines = new EngineRegistry([sandbox, baileys, cloud]);
   const supervisor = new SessionSupervisor(

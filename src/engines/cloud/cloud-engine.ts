@@ -42,11 +42,6 @@ const NO_SETTINGS_REASON = 'no Cloud API settings: the operator sets them (POST 
 
 /** How long Meta's throughput limit (130429) holds the number's sends: Meta does not say; its guidance is to back off. */
 const THROUGHPUT_PAUSE_MS = 60_000;
-/**
- * How long Meta's pair rate limit (131056: too many messages to one person in a short time)
- * holds the number's sends. Meta allows about one message every six seconds to one person.
- */
-const PAIR_RATE_PAUSE_MS = 6_000;
 
 /** How long a listing of a business's templates is used for its template sends. */
 const TEMPLATE_CACHE_MS = 60_000;
@@ -60,6 +55,8 @@ export interface CloudEngineOptions {
   events: EngineEvents;
   graph: GraphApi;
   logger: Logger;
+  /** How long Meta's pair rate limit (131056) holds the number's sends (WAGW_CLOUD_PAIR_RATE_PAUSE_MS). */
+  pairRatePauseMs: number;
 }
 
 interface CloudSession {
@@ -318,7 +315,7 @@ export class CloudEngine extends declinedCapabilities() implements Engine, Cloud
         await restricted('rate_limited', THROUGHPUT_PAUSE_MS, `Meta's throughput limit (130429): ${error.message}`);
         return new EngineSendError('rate_limited', error.message);
       case 131056:
-        await restricted('rate_limited', PAIR_RATE_PAUSE_MS, `Meta's pair rate limit (131056): ${error.message}`);
+        await restricted('rate_limited', this.options.pairRatePauseMs, `Meta's pair rate limit (131056): ${error.message}`);
         return new EngineSendError('rate_limited', error.message);
       case 131047:
         return windowClosed(undefined, null, `Meta refused it outside the 24-hour window (131047): ${error.message}`);
