@@ -245,6 +245,9 @@ for (const dialect of dialects) {
 
     it('fits a phone and a laptop screen on every page, with nothing blocked in the console', async () => {
       const conversation = new URL(page.url()).pathname;
+      // A message waiting in the number's queue, so that the Numbers page shows its queue table too.
+      const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+      await api('/send_message', { from_phone: number.phone, to_phone: OTHER_CUSTOMER, message: 'Later', send_at: inAnHour });
       const overflows: string[] = [];
       const pages = ['/', '/conversations', conversation, '/messages', '/activity', '/numbers', '/keys', '/webhooks', '/team'];
       for (const width of [390, 1280]) {
