@@ -168,6 +168,15 @@ for (const dialect of dialects) {
       assert.equal((payloadOf(heard[0]!).data as { message: string }).message, 'forged?');
     });
 
+    it("counts a Brazilian person's window whichever form of their number Meta names them by (the ninth digit)", async () => {
+      // Meta's wa_id keeps the form the account registered with: here the one before the ninth digit.
+      // The send finds the person by the form they wrote from (the recipient directory), and so their window.
+      const eightDigits = `8${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+      await personWrites(`+5511${eightDigits}`, 'oi');
+      const sent = await send({ to_phone: `+55119${eightDigits}`, message: 'olá' });
+      assert.equal(sent.statusCode, 200, sent.body);
+    });
+
     it('refuses a free-form send outside the 24-hour window before any request to Meta; inside it, sends as the reference says', async () => {
       const person = uniquePhone();
       const before = standIn.requests.length;
