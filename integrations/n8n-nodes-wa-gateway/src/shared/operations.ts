@@ -129,6 +129,18 @@ export const operations: GatewayOperation[] = [
         "description": "With to_group: members to mention, by phone. Each must be a member of the group; write \"@\" and their digits in the text where the mention goes (docs/api.md, \"Groups\")."
       },
       {
+        "name": "template",
+        "type": "json",
+        "required": false,
+        "description": "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported."
+      },
+      {
+        "name": "interactive",
+        "type": "json",
+        "required": false,
+        "description": "An interactive message instead of a text: its body, an optional text header and footer, and exactly one of buttons (1 to 3 reply buttons), list (rows behind a button, 1 to 10 in all) and cta_url (a button that opens a link). A tap comes back as a message whose text is the title, replying to this one. Cloud API numbers only; other engines answer 422 capability_not_supported."
+      },
+      {
         "name": "link_preview",
         "type": "json",
         "required": false,
@@ -1673,6 +1685,57 @@ export const operations: GatewayOperation[] = [
         "type": "string",
         "required": true,
         "description": "One of your numbers: its new-chat cap."
+      }
+    ],
+    "headerParameters": [],
+    "bodyFields": null
+  },
+  {
+    "operationId": "listTemplates",
+    "resource": "messages",
+    "method": "GET",
+    "path": "/templates",
+    "summary": "List the message templates of a Cloud API number's business account",
+    "scope": "read",
+    "pathParameters": [],
+    "queryParameters": [
+      {
+        "name": "from_phone",
+        "type": "string",
+        "required": true,
+        "description": "One of your Cloud API numbers: its business account’s templates."
+      }
+    ],
+    "headerParameters": [],
+    "bodyFields": null
+  },
+  {
+    "operationId": "getTemplate",
+    "resource": "messages",
+    "method": "GET",
+    "path": "/templates/{name}",
+    "summary": "Read one message template",
+    "scope": "read",
+    "pathParameters": [
+      {
+        "name": "name",
+        "type": "string",
+        "required": true,
+        "description": ""
+      }
+    ],
+    "queryParameters": [
+      {
+        "name": "from_phone",
+        "type": "string",
+        "required": true,
+        "description": "One of your Cloud API numbers: its business account’s templates."
+      },
+      {
+        "name": "language",
+        "type": "string",
+        "required": true,
+        "description": ""
       }
     ],
     "headerParameters": [],
