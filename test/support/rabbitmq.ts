@@ -35,14 +35,24 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Whether an AMQP broker answers on the port: the client's protocol header gets a method frame
+ * (type 1, Connection.Start) back. A bare connect is not enough: between choosing a free port and
+ * the broker's bind (seconds), another test's server may take the port, and a test would then
+ * speak AMQP to an HTTP server (seen in CI as a 1.3 GB "frame", the bytes of `HTTP/1.`).
+ */
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connectTcp(port, '127.0.0.1');
-    socket.once('connect', () => {
+    const done = (answer: boolean) => {
       socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
+      resolve(answer);
+    };
+    socket.once('connect', () => socket.write(Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1])));
+    socket.once('data', (chunk: Buffer) => done(chunk[0] === 1));
+    socket.once('error', () => done(false));
+    socket.once('close', () => done(false));
+    socket.setTimeout(5_000, () => done(false));
   });
 }
 
