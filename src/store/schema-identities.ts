@@ -30,3 +30,13 @@ export interface ChatsTable {
   pinned_at: number | null;
   muted_until: number | null;
 }
+
+/** What a number last heard of a contact's presence (migration 0028); contact is a phone, or a LID while its phone is unknown. */
+export interface ContactPresencesTable {
+  number_id: string;
+  contact: string;
+  presence: string;
+  group_id: string | null;
+  last_seen_at: number | null;
+  heard_at: number;
+}

@@ -1,7 +1,7 @@
 import type { Account } from '../../domain/model.ts';
 import type { PlanName } from '../../domain/plans.ts';
 import type { Executor } from '../database.ts';
-import type { AccountRow } from '../schema.ts';
+import type { AccountRow } from '../schema-accounts.ts';
 
 function toAccount(row: AccountRow): Account {
   return {

@@ -1,7 +1,7 @@
 import { scopesFromStored } from '../../domain/api-key-scopes.ts';
 import type { ApiKey } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
-import type { ApiKeyRow } from '../schema.ts';
+import type { ApiKeyRow } from '../schema-accounts.ts';
 
 function toApiKey(row: ApiKeyRow): ApiKey {
   return {

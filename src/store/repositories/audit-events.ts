@@ -1,6 +1,6 @@
 import type { AuditAction, AuditActorKind, AuditDetails, AuditEvent, AuditFilter } from '../../domain/audit.ts';
 import type { Executor } from '../database.ts';
-import type { AuditEventRow } from '../schema.ts';
+import type { AuditEventRow } from '../schema-accounts.ts';
 
 function toAuditEvent(row: AuditEventRow): AuditEvent {
   return {

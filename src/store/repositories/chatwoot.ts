@@ -1,5 +1,5 @@
 import type { Executor } from '../database.ts';
-import type { ChatwootConversationsTable, ChatwootMessagesTable } from '../schema.ts';
+import type { ChatwootConversationsTable, ChatwootMessagesTable } from '../schema-integrations.ts';
 
 /** The Chatwoot contact and conversation standing for a person talking to one of our numbers, in one inbox. */
 export interface ChatwootConversation {

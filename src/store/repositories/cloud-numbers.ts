@@ -1,5 +1,5 @@
 import type { Executor } from '../database.ts';
-import type { CloudNumbersTable } from '../schema.ts';
+import type { CloudNumbersTable } from '../schema-numbers.ts';
 
 /** A Cloud API number's settings as stored: Meta's ids in clear, the token and secrets sealed (migration 0049 (0045 was reserved; 0048 landed first)). */
 export type SealedCloudSettings = Omit<CloudNumbersTable, 'number_id' | 'updated_at'>;

@@ -1,6 +1,6 @@
 import type { Message } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
-import type { IdempotencyKeyRow } from '../schema.ts';
+import type { IdempotencyKeyRow } from '../schema-messages.ts';
 import { toMessage } from './messages.ts';
 
 type IdempotencyKeyState = 'in_flight' | 'completed';

@@ -1,6 +1,6 @@
 import type { UserRole } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
-import type { UserInviteRow } from '../schema.ts';
+import type { UserInviteRow } from '../schema-accounts.ts';
 
 export interface UserInvite {
   id: string;

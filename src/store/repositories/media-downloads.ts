@@ -1,6 +1,6 @@
 import type { MediaKind } from '../../domain/media.ts';
 import type { Executor } from '../database.ts';
-import type { MediaDownloadsTable } from '../schema.ts';
+import type { MediaDownloadsTable } from '../schema-media.ts';
 
 /** An incoming file still to be fetched, after its first download failed. */
 export interface PendingDownload {

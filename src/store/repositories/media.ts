@@ -1,7 +1,7 @@
 import type { MediaKind, MediaObject, MediaSource } from '../../domain/media.ts';
 import type { Executor } from '../database.ts';
 import { lockAccount } from './accounts.ts';
-import type { MediaTable } from '../schema.ts';
+import type { MediaTable } from '../schema-media.ts';
 
 function toMedia(row: MediaTable): MediaObject {
   return {

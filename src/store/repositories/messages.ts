@@ -9,7 +9,8 @@ import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import { eventInsert, insertEventWithDeliveries, pendingDelivery, type EventDelivery, type NewEvent } from './deliveries.ts';
 import { reserveMonthlyUnit, takeUnitStatement } from './usage.ts';
 import type { Executor } from '../database.ts';
-import type { Database, MessageRow } from '../schema.ts';
+import type { MessageRow } from '../schema-messages.ts';
+import type { Database } from '../schema.ts';
 
 /**
  * A message we sent to a group stores the group's id as its recipient, so that everything

@@ -1,6 +1,6 @@
 import type { NewChatQuota, NewChatQuotaState } from '../../domain/new-chat-quota.ts';
 import type { Executor } from '../database.ts';
-import type { NewChatQuotasTable } from '../schema.ts';
+import type { NewChatQuotasTable } from '../schema-numbers.ts';
 
 const STATUSES: readonly string[] = ['none', 'first_warning', 'second_warning', 'capped', 'unknown'];
 

@@ -1,6 +1,6 @@
 import { isPauseReason, type NumberPause } from '../../domain/number-pauses.ts';
 import type { Executor } from '../database.ts';
-import type { NumberPausesTable } from '../schema.ts';
+import type { NumberPausesTable } from '../schema-numbers.ts';
 
 function toPause(row: Pick<NumberPausesTable, 'reason' | 'detail' | 'since_at' | 'until_at'>): NumberPause {
   return {

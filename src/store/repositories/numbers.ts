@@ -2,7 +2,7 @@ import type { EngineKind, SessionStatus, WhatsAppNumber } from '../../domain/mod
 import type { E164 } from '../../domain/phone.ts';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
-import type { NumberRow } from '../schema.ts';
+import type { NumberRow } from '../schema-numbers.ts';
 import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
 function toNumber(row: NumberRow): WhatsAppNumber {

@@ -1,7 +1,7 @@
 import type { OperatorToken } from '../../domain/operator-token.ts';
 import type { Executor } from '../database.ts';
 import type { Selectable } from 'kysely';
-import type { OperatorTokensTable } from '../schema.ts';
+import type { OperatorTokensTable } from '../schema-accounts.ts';
 
 function toOperatorToken(row: Selectable<OperatorTokensTable>): OperatorToken {
   return {

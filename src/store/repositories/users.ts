@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { User, UserRole } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
-import type { UserRow } from '../schema.ts';
+import type { UserRow } from '../schema-accounts.ts';
 import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
 export function toUser(row: UserRow): User {

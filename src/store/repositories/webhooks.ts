@@ -8,7 +8,7 @@ import {
 } from '../../domain/webhooks.ts';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
-import type { WebhookRow } from '../schema.ts';
+import type { WebhookRow } from '../schema-webhooks.ts';
 import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
 // A stream's holder and count belong to its connection, not to what the webhook is; a Chatwoot
