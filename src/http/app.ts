@@ -18,6 +18,7 @@ import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerChatwootCallbackRoutes } from './routes/chatwoot-callbacks.ts';
 import { registerCloudCallbackRoutes } from './routes/cloud-callbacks.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
+import { cloudCallbackDelivery } from './operations/cloud-callback-delivery.ts';
 import { numberControlOperations } from './operations/number-control.ts';
 import { registerOperatorOperations } from './operator-api/operator-operation.ts';
 import { operatorOperations } from './operator-api/catalogue.ts';
@@ -197,7 +198,7 @@ export async function buildApi(gateway: Services): Promise<FastifyInstance> {
   await registerMediaRoutes(app, gateway);
   registerChatwootCallbackRoutes(app, gateway);
   await registerCloudCallbackRoutes(app, gateway);
-  registerInternalRoutes(app, gateway, [...publicOperations, ...numberControlOperations]);
+  registerInternalRoutes(app, gateway, [...publicOperations, ...numberControlOperations, cloudCallbackDelivery]);
   acceptEventStreams(app.server, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -13,7 +13,7 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -44,4 +44,14 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     await closed;
   };
   return { port, cut, mend: () => listen(port), close: cut };
+}
+
+/** A proxy in front of a PostgreSQL test database, and the database's URL through it. */
+export async function startDatabaseProxy(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const direct = new URL(databaseUrl);
+  const proxy = await startTcpProxy(direct.hostname, Number(direct.port));
+  const throughProxy = new URL(databaseUrl);
+  throughProxy.hostname = '127.0.0.1';
+  throughProxy.port = String(proxy.port);
+  return { proxy, url: throughProxy.toString() };
 }

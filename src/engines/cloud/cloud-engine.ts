@@ -68,6 +68,8 @@ interface CloudSession {
 export interface CloudCallbacks {
   /** Answers Meta's verification handshake with its challenge; refuses a wrong token or mode. */
   handshake(number: WhatsAppNumber, query: { mode?: string; verifyToken?: string; challenge?: string }): Promise<string>;
+  /** Refuses a delivery whose X-Hub-Signature-256 is not that of its bytes with the number's app secret. */
+  verify(number: WhatsAppNumber, rawBody: Buffer, signature: string | undefined): Promise<void>;
   /** Checks the delivery's signature, then reports what it carries; resolves once every event is stored. */
   deliver(number: WhatsAppNumber, rawBody: Buffer, signature: string | undefined): Promise<void>;
 }
@@ -204,13 +206,12 @@ export class CloudEngine extends declinedCapabilities() implements Engine, Cloud
     return query.challenge;
   }
 
+  async verify(number: WhatsAppNumber, rawBody: Buffer, signature: string | undefined): Promise<void> {
+    await this.signedSettings(number, rawBody, signature);
+  }
+
   async deliver(number: WhatsAppNumber, rawBody: Buffer, signature: string | undefined): Promise<void> {
-    const settings = await this.settingsOf(number);
-    if (settings === undefined || !cloudSignatureMatches(settings.appSecret, rawBody, signature))
-      throw new AppError(
-        'invalid_webhook_signature',
-        'X-Hub-Signature-256 is not the signature of this body with the number’s app secret.',
-      );
+    const settings = await this.signedSettings(number, rawBody, signature);
     const session = this.sessions.get(number.id);
     // Receipts are written under the session's lease: a node that does not run the number has none.
     if (session === undefined)
@@ -245,6 +246,17 @@ export class CloudEngine extends declinedCapabilities() implements Engine, Cloud
       const { status: kind, ...rest } = status;
       await events.receipt({ ...rest, status: kind, lease: session.lease, phone: number.phone });
     }
+  }
+
+  /** The number's settings, once the delivery is found signed with its app secret. */
+  private async signedSettings(number: WhatsAppNumber, rawBody: Buffer, signature: string | undefined): Promise<CloudSettings> {
+    const settings = await this.settingsOf(number);
+    if (settings === undefined || !cloudSignatureMatches(settings.appSecret, rawBody, signature))
+      throw new AppError(
+        'invalid_webhook_signature',
+        'X-Hub-Signature-256 is not the signature of this body with the number’s app secret.',
+      );
+    return settings;
   }
 
   private incomingMedia(number: WhatsAppNumber, media: CloudIncomingMedia): IncomingMedia {

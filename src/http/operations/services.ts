@@ -28,6 +28,7 @@ const GATEWAY_SERVICES = [
   'webhooks',
   'linking',
   'supervisor',
+  'cloudCallbacks',
 ] as const satisfies readonly (keyof GatewayServices)[];
 
 type GatewayService = (typeof GATEWAY_SERVICES)[number];

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.ts';
-import type { WhatsAppNumber } from '../../domain/model.ts';
+import { accountScope } from '../../domain/tenant-scope.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import { refusedIncoming } from '../../messaging/session-refusals.ts';
+import { cloudCallbackDelivery, cloudNumber, type CloudDeliveryBody } from '../operations/cloud-callback-delivery.ts';
+import type { OwnerDispatch } from '../operations/owner-dispatch.ts';
+import { send } from '../operations/registry.ts';
 import { errorResponseOf, errorResponses } from '../schemas.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'cloudCallbacks' | 'numbers'>;
+type Services = Pick<GatewayServices, 'cloudCallbacks' | 'numbers'> & { dispatch: OwnerDispatch };
 
 const params = {
   type: 'object',
@@ -24,7 +26,9 @@ const params = {
  *
  * A 200 means every message and status of the delivery is stored; any failure (our database
  * away: 503 with Retry-After) is answered non-2xx, on which Meta delivers it again, and a message
- * delivered twice is stored once (by its wamid).
+ * delivered twice is stored once (by its wamid). Meta may call any node of a cluster: a node that
+ * does not serve the number hands the delivery, bytes unchanged, to the one that does, through
+ * the owner dispatch (operations/cloud-callback-delivery.ts, ADR 0076).
  */
 export async function registerCloudCallbackRoutes(app: FastifyInstance, gateway: Services): Promise<void> {
   await app.register(async (scoped) => {
@@ -50,7 +54,7 @@ export async function registerCloudCallbackRoutes(app: FastifyInstance, gateway:
           },
         },
         async (request, reply) => {
-          const number = await cloudNumber(gateway, request.params.number_id);
+          const number = await cloudNumber(gateway.numbers, request.params.number_id);
           const challenge = await gateway.cloudCallbacks.handshake(number, {
             mode: request.query['hub.mode'],
             verifyToken: request.query['hub.verify_token'],
@@ -74,24 +78,27 @@ export async function registerCloudCallbackRoutes(app: FastifyInstance, gateway:
             },
           },
         },
-        async (request) => {
-          const number = await cloudNumber(gateway, request.params.number_id);
+        async (request, reply) => {
+          const number = await cloudNumber(gateway.numbers, request.params.number_id);
           const signature = request.headers['x-hub-signature-256'];
           if (!Buffer.isBuffer(request.body)) throw new AppError('invalid_request', 'The body must be JSON.', { field: 'body' });
-          await gateway.cloudCallbacks
-            .deliver(number, request.body, typeof signature === 'string' ? signature : undefined)
-            // A node that does not run the number's session: 503 with Retry-After, and Meta delivers it again.
-            .catch((error: unknown) => refusedIncoming(number, error));
-          return { received: true };
+          // Checked here before an account's scope is minted for it, so nothing unsigned reaches the owner; the owner checks the same bytes again.
+          await gateway.cloudCallbacks.verify(number, request.body, typeof signature === 'string' ? signature : undefined);
+          const body: CloudDeliveryBody = {
+            raw_body_base64: request.body.toString('base64'),
+            signature: typeof signature === 'string' ? signature : null,
+          };
+          const answer = await gateway.dispatch.run(cloudCallbackDelivery, {
+            scope: accountScope(number.accountId),
+            actor: { kind: 'system', id: number.id, label: `Meta's callback for ${number.phone}`, address: request.ip },
+            params: { number_id: number.id },
+            query: {},
+            body,
+            idempotencyKey: undefined,
+          });
+          return send(reply, answer);
         },
       );
     }
   });
-}
-
-/** The number named by the path, when it is on the cloud engine; any other is not found. */
-async function cloudNumber(gateway: Services, id: string): Promise<WhatsAppNumber> {
-  const number = await gateway.numbers.findNumberForOwner(id);
-  if (number.engine !== 'cloud') throw new AppError('number_not_found', `There is no Cloud API number ${id}.`);
-  return number;
 }

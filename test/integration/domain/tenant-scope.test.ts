@@ -64,11 +64,13 @@ describe('tenant scope', () => {
     // names the account of the key that node authenticated. event-stream-upgrade.ts: a WebSocket
     // Upgrade, which never reaches Fastify's hooks, names the account of the key it authenticated.
     // chatwoot-callbacks.ts: a Chatwoot inbox's callback names the account of the inbox whose token it checked.
+    // routes/cloud-callbacks.ts: Meta's callback names the account of the number whose app secret signed it.
     assert.deepEqual(filesCalling('accountScope'), [
       'dashboard/context.ts',
       'http/event-stream-upgrade.ts',
       'http/operations/owner-dispatch.ts',
       'http/plugins/api-key-auth.ts',
+      'http/routes/cloud-callbacks.ts',
       'webhooks/chatwoot-callbacks.ts',
     ]);
   });

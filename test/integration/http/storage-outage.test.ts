@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createTestDatabase, dialects } from '../../support/databases.ts';
 import { RECIPIENT_AWAY, seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.ts';
+import { startDatabaseProxy, type TcpProxy } from '../../support/tcp-proxy.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
 
 // An outage of the store is the gateway's to report honestly: a 503 the client may retry, with
@@ -35,12 +35,9 @@ describe('a send while PostgreSQL cannot be reached (postgres)', { skip: !dialec
 
   it('answers 503 storage_unavailable with Retry-After, and 200 again once the database is back', async () => {
     database = await createTestDatabase('postgres');
-    const direct = new URL(database.url);
-    proxy = await startTcpProxy(direct.hostname, Number(direct.port));
-    const throughProxy = new URL(database.url);
-    throughProxy.hostname = '127.0.0.1';
-    throughProxy.port = String(proxy.port);
-    test = await startTestGateway('postgres', { DATABASE_URL: throughProxy.toString() });
+    const proxied = await startDatabaseProxy(database.url);
+    proxy = proxied.proxy;
+    test = await startTestGateway('postgres', { DATABASE_URL: proxied.url });
     const account = await seedAccount(test.gateway);
     const send = () =>
       test!.post('/send_message', { from_phone: account.phones[0], to_phone: TO, message: 'during the outage' }, account.apiKey);
