@@ -39,6 +39,9 @@ const notices = {
   queue_cleared: 'The queue is cleared: its waiting messages are cancelled, and their units of quota given back.',
   proxy_set: 'The proxy is saved. The number’s connection goes through it; its status below shows whether it connects.',
   proxy_cleared: 'The proxy is cleared. The number connects to WhatsApp directly.',
+  cloud_settings_set:
+    'The Cloud API settings are saved, the token and secrets sealed. The session starts again with them; give Meta the callback URL below.',
+  cloud_settings_cleared: 'The Cloud API settings are cleared. The number sends nothing until they are set again.',
   number_status_set: 'The number’s status is set. Sending through it behaves as that status would.',
 } as const;
 

@@ -14,23 +14,48 @@ export interface CloudSettings {
 }
 
 /** Meta's ids are decimal digits; anything else in a request path could reach another endpoint. */
-const META_ID = /^\d{1,32}$/;
+const META_ID_PATTERN = '^[0-9]{1,32}$';
+const META_ID = new RegExp(META_ID_PATTERN);
+const TOKEN_PATTERN = '^\\S+$';
+const TOKEN_MIN_LENGTH = 8;
 const TOKEN_MAX_LENGTH = 1_024;
 
-/** Settings from untrusted input, each field checked; the refusal names the field and never echoes a secret. */
+/**
+ * Settings from untrusted input, each field checked in order; the refusal names the field and
+ * never echoes a secret. Its words are the operator API's for the same value (its request schema
+ * refuses first there, src/http/plugins/validation-errors.ts), so the API, the console and the CLI
+ * refuse a value alike.
+ */
 export function parseCloudSettings(input: Record<keyof CloudSettings, string>): CloudSettings {
   for (const field of ['phoneNumberId', 'businessAccountId'] as const) {
-    if (!META_ID.test(input[field]))
-      throw new AppError('invalid_argument', `${snake(field)} must be Meta's numeric id.`, { field: snake(field) });
+    if (!META_ID.test(input[field])) throw refusal(field, `must match pattern "${META_ID_PATTERN}"`);
   }
   for (const field of ['accessToken', 'appSecret', 'verifyToken'] as const) {
     const value = input[field];
-    if (value.length < 8 || value.length > TOKEN_MAX_LENGTH || /\s/.test(value))
-      throw new AppError('invalid_argument', `${snake(field)} must be 8 to ${TOKEN_MAX_LENGTH} characters without spaces.`, {
-        field: snake(field),
-      });
+    // Counted in characters (code points), as the schema counts them, not UTF-16 units.
+    const length = [...value].length;
+    if (length < TOKEN_MIN_LENGTH) throw refusal(field, `must be at least ${TOKEN_MIN_LENGTH} characters long`);
+    if (length > TOKEN_MAX_LENGTH) throw refusal(field, `must be at most ${TOKEN_MAX_LENGTH} characters long`);
+    if (/\s/.test(value)) throw refusal(field, `must match pattern "${TOKEN_PATTERN}"`);
   }
   return { ...input };
+}
+
+function refusal(field: keyof CloudSettings, mustBe: string): AppError {
+  return new AppError('invalid_argument', `The field ${snake(field)} ${mustBe}.`, { field: snake(field) });
+}
+
+/**
+ * The path of a number's callbacks (src/http/routes/cloud-callbacks.ts; /api/… is the same):
+ * Meta is given the gateway's public address followed by it.
+ */
+export function cloudCallbackPath(numberId: string): string {
+  return `/cloud/callbacks/${numberId}`;
+}
+
+/** The whole callback URL to give Meta, when the gateway knows its public address (WAGW_PUBLIC_URL); else null. */
+export function cloudCallbackUrl(publicUrl: string, numberId: string): string | null {
+  return publicUrl === '' ? null : `${publicUrl}${cloudCallbackPath(numberId)}`;
 }
 
 function snake(field: string): string {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CLI_ACTOR } from '../../domain/audit.ts';
+import { cloudCallbackPath } from '../../domain/cloud-settings.ts';
 import { AppError } from '../../domain/errors.ts';
 import { withGateway } from '../context.ts';
 
@@ -56,7 +57,7 @@ export function registerCloudCommand(numberCommand: Command): void {
         );
         output.print(
           { number_id: number.id, phone_number_id: settings.phoneNumberId, business_account_id: settings.businessAccountId, restarted },
-          `${number.phone} is set to Meta's phone number ${settings.phoneNumberId}; give Meta the callback /cloud/callbacks/${number.id}.`,
+          `${number.phone} is set to Meta's phone number ${settings.phoneNumberId}; give Meta the callback ${cloudCallbackPath(number.id)}.`,
         );
       });
     });

@@ -5,6 +5,7 @@ import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { SystemStatus } from '../../observability/system-status.ts';
 import { formatCount, planLabel, type Choice } from './shared.ts';
 import { presentLinkPanel, type LinkPanelView } from './number-linking.ts';
+import { presentCloudPanel, type CloudPanelView } from './number-cloud.ts';
 import { withinAccount, type OperatorScope } from '../../domain/tenant-scope.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
@@ -139,6 +140,7 @@ export function engineChoices(gateway: Services): Choice[] {
       value: 'baileys',
       label: baileysReady ? 'Baileys — a real WhatsApp number' : 'Baileys — a real WhatsApp number (not in this build yet)',
     },
+    { value: 'cloud', label: 'Cloud API — Meta’s official API; its settings are set on the number’s page' },
   ];
 }
 
@@ -198,10 +200,10 @@ export async function presentOperatorNumbers(
 }
 
 export async function presentOperatorNumber(
-  gateway: Services,
+  gateway: Services & Pick<GatewayServices, 'cloudNumbers' | 'config'>,
   operator: OperatorScope,
   numberId: string,
-): Promise<{ number: OperatorNumberView; panel: LinkPanelView }> {
+): Promise<{ number: OperatorNumberView; panel: LinkPanelView; cloud: CloudPanelView | null }> {
   const number = await gateway.numbers.findNumber(operator, numberId);
   const account = await gateway.accounts.getAccount(number.accountId);
   const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId);
@@ -209,6 +211,7 @@ export async function presentOperatorNumber(
   return {
     number: toOperatorNumber(gateway, number, accountsById([account]), emails),
     panel: await presentLinkPanel(gateway, operator, number),
+    cloud: await presentCloudPanel(gateway, operator, number),
   };
 }
 

@@ -16,6 +16,7 @@ export type OperatorConsoleServices = Pick<
   | 'accounts'
   | 'apiKeys'
   | 'audit'
+  | 'cloudNumbers'
   | 'config'
   | 'history'
   | 'keeper'

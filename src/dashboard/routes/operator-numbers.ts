@@ -9,11 +9,23 @@ import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/ope
 import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbers-page.tsx';
 import { operatorCallerOf, registerLinkRoutes } from './operator-number-link.ts';
 import { registerProxyRoutes } from './operator-number-proxy.ts';
+import { registerCloudRoutes } from './operator-number-cloud.ts';
+import type { CloudFormValues } from '../presenters/number-cloud.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
 type Services = Pick<
   GatewayServices,
-  'accounts' | 'apiKeys' | 'history' | 'numbers' | 'numberControl' | 'pauses' | 'sendQueues' | 'supervisor' | 'system'
+  | 'accounts'
+  | 'apiKeys'
+  | 'cloudNumbers'
+  | 'config'
+  | 'history'
+  | 'numbers'
+  | 'numberControl'
+  | 'pauses'
+  | 'sendQueues'
+  | 'supervisor'
+  | 'system'
 >;
 
 export interface NumberParams {
@@ -43,12 +55,18 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Serv
 
   app.get('/operator/numbers', async (request, reply) => render(request, reply));
 
-  const renderNumber = async (request: FastifyRequest<{ Params: NumberParams }>, reply: FastifyReply, error?: AppError) => {
-    const { number, panel } = await presentOperatorNumber(gateway, operatorScopeOf(request), request.params.numberId);
+  // A refused form is shown again on the number's page, with its message (and, for the Cloud API form, the ids typed).
+  const renderNumber = async (
+    request: FastifyRequest<{ Params: NumberParams }>,
+    reply: FastifyReply,
+    error?: AppError,
+    cloudForm?: CloudFormValues,
+  ) => {
+    const { number, panel, cloud } = await presentOperatorNumber(gateway, operatorScopeOf(request), request.params.numberId);
     const context = pageContext(request, reply, number.phone, 'operator');
     return sendPage(
       reply,
-      OperatorNumberPage({ context, number, panel, error: error?.message }),
+      OperatorNumberPage({ context, number, panel, cloud, cloudForm, error: error?.message }),
       error === undefined ? 200 : httpStatusFor(error.code),
     );
   };
@@ -57,6 +75,7 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Serv
 
   registerLinkRoutes(app, gateway, renderNumber);
   registerProxyRoutes(app, gateway, renderNumber);
+  registerCloudRoutes(app, gateway, renderNumber);
 
   // The health cards' actions, run on the number's owner node through NumberControl, as the account's own are.
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/resume', async (request, reply) => {

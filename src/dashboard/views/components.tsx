@@ -182,3 +182,57 @@ export function GeneratedPasswordField(props: { id: string }): JSX.Element {
     </div>
   );
 }
+
+/** An input with its label, and a hint of its own below it when there is one. */
+export interface TextFieldProps {
+  id: string;
+  name: string;
+  label: string;
+  type?: 'text' | 'url' | 'password';
+  value?: string;
+  placeholder?: string;
+  minlength?: number;
+  maxlength?: number;
+  inputmode?: 'numeric';
+  pattern?: string;
+  required?: boolean;
+  autocomplete?: 'off';
+  class?: string;
+  /** A hint shared with other fields, by its id; ignored when the field has a `hint` of its own. */
+  describedBy?: string;
+  /** The field's own hint, shown below it as `{id}-hint`. */
+  hint?: string;
+}
+
+export function TextField(props: TextFieldProps): JSX.Element {
+  const hintId = props.hint === undefined ? props.describedBy : `${props.id}-hint`;
+  return (
+    <>
+      <label for={props.id} safe>
+        {props.label}
+      </label>
+      <input
+        id={props.id}
+        name={props.name}
+        type={props.type ?? 'text'}
+        placeholder={props.placeholder}
+        minlength={props.minlength}
+        maxlength={props.maxlength}
+        inputmode={props.inputmode}
+        pattern={props.pattern}
+        required={props.required}
+        autocomplete={props.autocomplete}
+        class={props.class}
+        aria-describedby={hintId}
+        value={props.value}
+      />
+      {props.hint === undefined ? (
+        ''
+      ) : (
+        <p id={hintId} class="hint" safe>
+          {props.hint}
+        </p>
+      )}
+    </>
+  );
+}

@@ -1,6 +1,8 @@
 import type { PageContext } from '../context.ts';
 import type { LinkPanelView } from '../presenters/number-linking.ts';
 import type { AccountRef, OperatorNumberView } from '../presenters/operator.ts';
+import type { CloudFormValues, CloudPanelView } from '../presenters/number-cloud.ts';
+import { CloudPanel } from './operator-cloud-panel.tsx';
 import { ActionButton, EmptyState, ErrorSummary, NumberStatus, PostForm, StatusBadge, Time } from './components.tsx';
 import { LinkPanel } from './operator-link-panel.tsx';
 import { NumberHealthCards } from './number-health.tsx';
@@ -156,6 +158,10 @@ export function OperatorNumberPage(props: {
   context: PageContext;
   number: OperatorNumberView;
   panel: LinkPanelView;
+  /** The Cloud API panel of a `cloud` number; null on other engines, which are linked instead. */
+  cloud: CloudPanelView | null;
+  /** The ids a refused Cloud API form had. */
+  cloudForm?: CloudFormValues | undefined;
   error?: string;
 }): JSX.Element {
   const { number } = props;
@@ -198,8 +204,14 @@ export function OperatorNumberPage(props: {
           </dd>
         </dl>
       </section>
-      <h2 id="link-heading">Link to WhatsApp</h2>
-      <LinkPanel panel={props.panel} csrfToken={props.context.csrfToken} />
+      {props.cloud === null ? (
+        <>
+          <h2 id="link-heading">Link to WhatsApp</h2>
+          <LinkPanel panel={props.panel} csrfToken={props.context.csrfToken} />
+        </>
+      ) : (
+        <CloudPanel cloud={props.cloud} form={props.cloudForm} csrfToken={props.context.csrfToken} />
+      )}
       <ProxyForm number={number} csrfToken={props.context.csrfToken} />
     </OperatorFrame>
   );
