@@ -53,10 +53,11 @@ fi
 # The n8n node's test runs a real n8n, which scripts/n8n.sh installs from the npm registry into a
 # cache outside the repository (once per n8n version; about 3 GB and ten minutes on a new machine).
 # A full run installs it in the background and runs that test last, after every tier, so that a
-# new machine's install overlaps the rest of the suite instead of holding its start.
+# new machine's install overlaps the rest of the suite instead of holding its start, at the lowest
+# CPU and disk priority so that it does not slow the tests it runs beside.
 n8n_install_log="${TMPDIR:-/tmp}/wagw-n8n-install.$$.log"
 case " $* " in
-  "  ") (bash scripts/n8n.sh >"$n8n_install_log" 2>&1 || echo "n8n could not be installed; the n8n node's test will fail (log: $n8n_install_log)." >&2) & ;;
+  "  ") (nice -n 19 ionice -c 2 -n 7 bash scripts/n8n.sh >"$n8n_install_log" 2>&1 || echo "n8n could not be installed; the n8n node's test will fail (log: $n8n_install_log)." >&2) & ;;
   *n8n.test.ts*) bash scripts/n8n.sh >/dev/null || echo "n8n could not be installed; the n8n node's test will fail, the rest still runs." >&2 ;;
 esac
 

@@ -10,11 +10,18 @@ export function capabilityDeclined(engine: EngineKind, capability: string, why: 
 }
 
 /**
- * Templates and interactive messages are Meta's (the Cloud API engine); an engine for WhatsApp's
- * phones declines a send of either before anything reaches WhatsApp.
+ * What an engine cannot carry in a message, declined before anything reaches the network:
+ * templates and interactive messages are Meta's (the Cloud API engine); polls and view-once files
+ * are not (the Cloud API has neither). The sender asks this too before it stores or queues a
+ * message, so a send for later is refused as a send now is, not failed when its time comes.
  */
-export function declineMetaOnly(engine: EngineKind, structured: object | undefined): void {
+export function declineUncarried(engine: EngineKind, structured: object | undefined): void {
   if (structured === undefined) return;
+  if (engine === 'cloud') {
+    if ('poll' in structured) throw capabilityDeclined(engine, 'send_poll', 'send polls');
+    if ('viewOnce' in structured) throw capabilityDeclined(engine, 'send_view_once', 'send view-once files');
+    return;
+  }
   if ('template' in structured) throw capabilityDeclined(engine, 'send_template', "send message templates: they are the Cloud API's");
   if ('interactive' in structured)
     throw capabilityDeclined(engine, 'send_interactive', "send buttons, lists or call-to-action links: they are the Cloud API's");

@@ -1,4 +1,5 @@
 import { AppError } from '../domain/errors.ts';
+import { capabilityDeclined } from '../engines/capability-declined.ts';
 import { assertSendableText } from '../domain/message-text.ts';
 import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import { parseE164, type E164 } from '../domain/phone.ts';
@@ -149,7 +150,11 @@ export class SandboxInbox {
     return poll;
   }
 
-  /** The phone as a sandbox number of the account; any other phone gets the same 403, so nothing is learnt of other accounts. */
+  /**
+   * The phone as a sandbox number of the account; any other account's phone gets the same 403, so
+   * nothing is learnt of other accounts. The account's own number on another engine is told so
+   * (422 capability_not_supported naming the engine): its people write from the real network.
+   */
   private async sandboxNumber(
     scope: AccountScope,
     phone: E164,
@@ -160,9 +165,14 @@ export class SandboxInbox {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
       throw error;
     });
-    const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
-    if (number === undefined || simulator === undefined)
-      throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
+    if (number === undefined) throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
+    const simulator = this.supervisor.simulatorFor(number);
+    if (simulator === undefined)
+      throw capabilityDeclined(
+        number.engine,
+        'sandbox_rehearsal',
+        `rehearse what happens on ${field}: only a sandbox number's network is simulated`,
+      );
     // As a send does, a message for a number this node is taking on waits for its session.
     if (waitForSession) await this.supervisor.untilStarted(number);
     return { number, simulator };

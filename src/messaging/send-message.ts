@@ -7,6 +7,7 @@ import type { Message, SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
+import { declineUncarried } from '../engines/capability-declined.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { whatsAppRateLimited } from './session-refusals.ts';
 import { roleOf, type Group } from '../domain/groups.ts';
@@ -35,7 +36,7 @@ export type SendRequest = SendContent &
   ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
 
 /** What a send's checks need: who sends, to whom, quoting what, and when (assertSendable). */
-export type SendCheck = Pick<SendContent, 'number' | 'replyTo' | 'schedule'> &
+export type SendCheck = Pick<SendContent, 'number' | 'replyTo' | 'schedule' | 'structured'> &
   ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
 
 interface SendContent {
@@ -219,6 +220,8 @@ export class SendMessageService {
     const terms = await this.termsOf(number);
     const { at } = terms;
     if (request.schedule !== undefined) this.governor.checkSchedule(request.schedule, at);
+    // What the number's engine cannot carry is refused now, not when a queued message's time comes.
+    declineUncarried(number.engine, request.structured);
     // A reply names a message of this very chat, or the request is wrong whatever else holds.
     const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
     const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);

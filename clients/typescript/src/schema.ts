@@ -5262,10 +5262,10 @@ export interface components {
                 /** @description E.164: what from_phone names. */
                 phone: string;
                 /**
-                 * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+                 * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers, linked as a phone's companion; cloud ones are on Meta's Cloud API (docs/cloud-api.md).
                  * @enum {string}
                  */
-                engine: "sandbox" | "baileys";
+                engine: "sandbox" | "baileys" | "cloud";
                 /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
                 status: string;
                 /** @description Why, when there is more to say. */
@@ -5347,10 +5347,10 @@ export interface components {
             /** @description E.164: what from_phone names. */
             phone: string;
             /**
-             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers, linked as a phone's companion; cloud ones are on Meta's Cloud API (docs/cloud-api.md).
              * @enum {string}
              */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
             status: string;
             /** @description Why, when there is more to say. */
@@ -5390,10 +5390,10 @@ export interface components {
             /** @description E.164: what from_phone names. */
             phone: string;
             /**
-             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers, linked as a phone's companion; cloud ones are on Meta's Cloud API (docs/cloud-api.md).
              * @enum {string}
              */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
             status: string;
             /** @description Why, when there is more to say. */
@@ -5428,10 +5428,10 @@ export interface components {
             /** @description E.164: what from_phone names. */
             phone: string;
             /**
-             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers, linked as a phone's companion; cloud ones are on Meta's Cloud API (docs/cloud-api.md).
              * @enum {string}
              */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
             status: string;
             /** @description Why, when there is more to say. */
@@ -6351,7 +6351,7 @@ export interface components {
             account_id: string;
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status as every node sees it (connected, logged_out, …). */
             status: string;
             status_reason: string | null;
@@ -6388,7 +6388,7 @@ export interface components {
             account_id: string;
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status as every node sees it (connected, logged_out, …). */
             status: string;
             status_reason: string | null;
@@ -6419,7 +6419,7 @@ export interface components {
             account_id: string;
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status as every node sees it (connected, logged_out, …). */
             status: string;
             status_reason: string | null;
@@ -6450,7 +6450,7 @@ export interface components {
             account_id: string;
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status as every node sees it (connected, logged_out, …). */
             status: string;
             status_reason: string | null;
@@ -6481,7 +6481,7 @@ export interface components {
             account_id: string;
             phone: string;
             /** @enum {string} */
-            engine: "sandbox" | "baileys";
+            engine: "sandbox" | "baileys" | "cloud";
             /** @description The session's status as every node sees it (connected, logged_out, …). */
             status: string;
             status_reason: string | null;
@@ -6929,7 +6929,7 @@ export interface components {
                 };
             };
         };
-        /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. */
         SimulateIncomingMessageError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6938,7 +6938,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "media_url_unreachable";
+                    error?: "capability_not_supported" | "media_url_unreachable";
                 };
             };
         };
@@ -7035,6 +7035,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        SimulateRestrictionError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         SimulateRestrictionError429: {
             headers: {
@@ -7125,6 +7138,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        SimulateLinkScanError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
                 };
             };
         };
@@ -7234,6 +7260,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        SimulateIncomingCallError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         SimulateIncomingCallError429: {
             headers: {
@@ -7337,6 +7376,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        SimulatePollVoteError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
                 };
             };
         };
@@ -11956,6 +12008,19 @@ export interface components {
                 };
             };
         };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        UpdateNumberProfileError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
         /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         UpdateNumberProfileError429: {
             headers: {
@@ -16360,6 +16425,7 @@ export type ResponseSimulateRestrictionError400 = components['responses']['Simul
 export type ResponseSimulateRestrictionError401 = components['responses']['SimulateRestrictionError401'];
 export type ResponseSimulateRestrictionError403 = components['responses']['SimulateRestrictionError403'];
 export type ResponseSimulateRestrictionError413 = components['responses']['SimulateRestrictionError413'];
+export type ResponseSimulateRestrictionError422 = components['responses']['SimulateRestrictionError422'];
 export type ResponseSimulateRestrictionError429 = components['responses']['SimulateRestrictionError429'];
 export type ResponseSimulateRestrictionError500 = components['responses']['SimulateRestrictionError500'];
 export type ResponseSimulateRestrictionError503 = components['responses']['SimulateRestrictionError503'];
@@ -16367,6 +16433,7 @@ export type ResponseSimulateLinkScanError400 = components['responses']['Simulate
 export type ResponseSimulateLinkScanError401 = components['responses']['SimulateLinkScanError401'];
 export type ResponseSimulateLinkScanError403 = components['responses']['SimulateLinkScanError403'];
 export type ResponseSimulateLinkScanError413 = components['responses']['SimulateLinkScanError413'];
+export type ResponseSimulateLinkScanError422 = components['responses']['SimulateLinkScanError422'];
 export type ResponseSimulateLinkScanError429 = components['responses']['SimulateLinkScanError429'];
 export type ResponseSimulateLinkScanError500 = components['responses']['SimulateLinkScanError500'];
 export type ResponseSimulateLinkScanError503 = components['responses']['SimulateLinkScanError503'];
@@ -16375,6 +16442,7 @@ export type ResponseSimulateIncomingCallError401 = components['responses']['Simu
 export type ResponseSimulateIncomingCallError403 = components['responses']['SimulateIncomingCallError403'];
 export type ResponseSimulateIncomingCallError404 = components['responses']['SimulateIncomingCallError404'];
 export type ResponseSimulateIncomingCallError413 = components['responses']['SimulateIncomingCallError413'];
+export type ResponseSimulateIncomingCallError422 = components['responses']['SimulateIncomingCallError422'];
 export type ResponseSimulateIncomingCallError429 = components['responses']['SimulateIncomingCallError429'];
 export type ResponseSimulateIncomingCallError500 = components['responses']['SimulateIncomingCallError500'];
 export type ResponseSimulateIncomingCallError503 = components['responses']['SimulateIncomingCallError503'];
@@ -16383,6 +16451,7 @@ export type ResponseSimulatePollVoteError401 = components['responses']['Simulate
 export type ResponseSimulatePollVoteError403 = components['responses']['SimulatePollVoteError403'];
 export type ResponseSimulatePollVoteError404 = components['responses']['SimulatePollVoteError404'];
 export type ResponseSimulatePollVoteError413 = components['responses']['SimulatePollVoteError413'];
+export type ResponseSimulatePollVoteError422 = components['responses']['SimulatePollVoteError422'];
 export type ResponseSimulatePollVoteError429 = components['responses']['SimulatePollVoteError429'];
 export type ResponseSimulatePollVoteError500 = components['responses']['SimulatePollVoteError500'];
 export type ResponseSimulatePollVoteError503 = components['responses']['SimulatePollVoteError503'];
@@ -16733,6 +16802,7 @@ export type ResponseUpdateNumberProfileError401 = components['responses']['Updat
 export type ResponseUpdateNumberProfileError403 = components['responses']['UpdateNumberProfileError403'];
 export type ResponseUpdateNumberProfileError404 = components['responses']['UpdateNumberProfileError404'];
 export type ResponseUpdateNumberProfileError413 = components['responses']['UpdateNumberProfileError413'];
+export type ResponseUpdateNumberProfileError422 = components['responses']['UpdateNumberProfileError422'];
 export type ResponseUpdateNumberProfileError429 = components['responses']['UpdateNumberProfileError429'];
 export type ResponseUpdateNumberProfileError500 = components['responses']['UpdateNumberProfileError500'];
 export type ResponseUpdateNumberProfileError503 = components['responses']['UpdateNumberProfileError503'];
@@ -17224,6 +17294,7 @@ export interface operations {
             401: components["responses"]["SimulateRestrictionError401"];
             403: components["responses"]["SimulateRestrictionError403"];
             413: components["responses"]["SimulateRestrictionError413"];
+            422: components["responses"]["SimulateRestrictionError422"];
             429: components["responses"]["SimulateRestrictionError429"];
             500: components["responses"]["SimulateRestrictionError500"];
             503: components["responses"]["SimulateRestrictionError503"];
@@ -17256,6 +17327,7 @@ export interface operations {
             401: components["responses"]["SimulateLinkScanError401"];
             403: components["responses"]["SimulateLinkScanError403"];
             413: components["responses"]["SimulateLinkScanError413"];
+            422: components["responses"]["SimulateLinkScanError422"];
             429: components["responses"]["SimulateLinkScanError429"];
             500: components["responses"]["SimulateLinkScanError500"];
             503: components["responses"]["SimulateLinkScanError503"];
@@ -17289,6 +17361,7 @@ export interface operations {
             403: components["responses"]["SimulateIncomingCallError403"];
             404: components["responses"]["SimulateIncomingCallError404"];
             413: components["responses"]["SimulateIncomingCallError413"];
+            422: components["responses"]["SimulateIncomingCallError422"];
             429: components["responses"]["SimulateIncomingCallError429"];
             500: components["responses"]["SimulateIncomingCallError500"];
             503: components["responses"]["SimulateIncomingCallError503"];
@@ -17322,6 +17395,7 @@ export interface operations {
             403: components["responses"]["SimulatePollVoteError403"];
             404: components["responses"]["SimulatePollVoteError404"];
             413: components["responses"]["SimulatePollVoteError413"];
+            422: components["responses"]["SimulatePollVoteError422"];
             429: components["responses"]["SimulatePollVoteError429"];
             500: components["responses"]["SimulatePollVoteError500"];
             503: components["responses"]["SimulatePollVoteError503"];
@@ -18782,6 +18856,7 @@ export interface operations {
             403: components["responses"]["UpdateNumberProfileError403"];
             404: components["responses"]["UpdateNumberProfileError404"];
             413: components["responses"]["UpdateNumberProfileError413"];
+            422: components["responses"]["UpdateNumberProfileError422"];
             429: components["responses"]["UpdateNumberProfileError429"];
             500: components["responses"]["UpdateNumberProfileError500"];
             503: components["responses"]["UpdateNumberProfileError503"];
@@ -19464,6 +19539,7 @@ export interface operations {
             401: components["responses"]["SimulateRestrictionError401"];
             403: components["responses"]["SimulateRestrictionError403"];
             413: components["responses"]["SimulateRestrictionError413"];
+            422: components["responses"]["SimulateRestrictionError422"];
             429: components["responses"]["SimulateRestrictionError429"];
             500: components["responses"]["SimulateRestrictionError500"];
             503: components["responses"]["SimulateRestrictionError503"];
@@ -19496,6 +19572,7 @@ export interface operations {
             401: components["responses"]["SimulateLinkScanError401"];
             403: components["responses"]["SimulateLinkScanError403"];
             413: components["responses"]["SimulateLinkScanError413"];
+            422: components["responses"]["SimulateLinkScanError422"];
             429: components["responses"]["SimulateLinkScanError429"];
             500: components["responses"]["SimulateLinkScanError500"];
             503: components["responses"]["SimulateLinkScanError503"];
@@ -19529,6 +19606,7 @@ export interface operations {
             403: components["responses"]["SimulateIncomingCallError403"];
             404: components["responses"]["SimulateIncomingCallError404"];
             413: components["responses"]["SimulateIncomingCallError413"];
+            422: components["responses"]["SimulateIncomingCallError422"];
             429: components["responses"]["SimulateIncomingCallError429"];
             500: components["responses"]["SimulateIncomingCallError500"];
             503: components["responses"]["SimulateIncomingCallError503"];
@@ -19562,6 +19640,7 @@ export interface operations {
             403: components["responses"]["SimulatePollVoteError403"];
             404: components["responses"]["SimulatePollVoteError404"];
             413: components["responses"]["SimulatePollVoteError413"];
+            422: components["responses"]["SimulatePollVoteError422"];
             429: components["responses"]["SimulatePollVoteError429"];
             500: components["responses"]["SimulatePollVoteError500"];
             503: components["responses"]["SimulatePollVoteError503"];
@@ -21022,6 +21101,7 @@ export interface operations {
             403: components["responses"]["UpdateNumberProfileError403"];
             404: components["responses"]["UpdateNumberProfileError404"];
             413: components["responses"]["UpdateNumberProfileError413"];
+            422: components["responses"]["UpdateNumberProfileError422"];
             429: components["responses"]["UpdateNumberProfileError429"];
             500: components["responses"]["UpdateNumberProfileError500"];
             503: components["responses"]["UpdateNumberProfileError503"];

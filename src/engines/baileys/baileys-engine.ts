@@ -53,7 +53,7 @@ import { identityOfCheck } from './identity-mapper.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 import { BAILEYS_ENGINE } from './descriptor.ts';
-import { capabilityDeclined, declineMetaOnly } from '../capability-declined.ts';
+import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
 import type { MessageTemplate } from '../../domain/templates.ts';
 import { phoneVariant } from '../../domain/phone-variants.ts';
 import { parseProxyUrl, type ProxyUrl } from '../../domain/proxy-url.ts';
@@ -336,7 +336,7 @@ export class BaileysEngine implements Engine {
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
-    declineMetaOnly('baileys', request.structured);
+    declineUncarried('baileys', request.structured);
     const { session, socket } = this.connected(number);
     // A person goes to the JID WhatsApp named for the phone, which may be its other form (ADR 0050).
     const toPhone = isGroupMessage(request) ? undefined : request.toPhone;

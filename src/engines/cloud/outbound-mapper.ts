@@ -2,7 +2,7 @@ import type { MediaKind } from '../../domain/media.ts';
 import type { SharedContact, SharedLocation } from '../../domain/structured-content.ts';
 import type { TemplateSend } from '../../domain/templates.ts';
 import type { InteractiveMessage } from '../../domain/interactive.ts';
-import { capabilityDeclined } from '../capability-declined.ts';
+import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
 import type { MessageRef, OutgoingMessage } from '../engine.ts';
 
 // Our outgoing messages as Meta's Cloud API message objects (the body of POST
@@ -44,8 +44,7 @@ function contentOf(request: OutgoingMessage, mediaId: string | undefined): Recor
   if (structured !== undefined && 'template' in structured) return { type: 'template', template: templateOf(structured.template) };
   if (structured !== undefined && 'interactive' in structured)
     return { type: 'interactive', interactive: interactiveOf(structured.interactive) };
-  if (structured !== undefined && 'poll' in structured) throw capabilityDeclined('cloud', 'send_poll', 'send polls');
-  if (structured !== undefined && 'viewOnce' in structured) throw capabilityDeclined('cloud', 'send_view_once', 'send view-once files');
+  declineUncarried('cloud', structured);
   if (request.media !== undefined && mediaId !== undefined) {
     const type = CLOUD_MEDIA_TYPE[request.media.kind];
     // Meta shows a caption on images, videos and documents only, and a file name on documents.

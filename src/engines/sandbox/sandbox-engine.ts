@@ -28,7 +28,7 @@ import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { structuredKind } from '../../domain/structured-content.ts';
-import { capabilityDeclined, declineMetaOnly } from '../capability-declined.ts';
+import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
 import type { MessageTemplate } from '../../domain/templates.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
@@ -314,7 +314,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     // Templates and interactive messages are Meta's: the sandbox rehearses WhatsApp's phones, which have neither (docs/cloud-api.md).
-    declineMetaOnly('sandbox', request.structured);
+    declineUncarried('sandbox', request.structured);
     const { media, replyTo } = request;
     // As WhatsApp does, a phone written in its other form reaches the account under its own.
     const to = isGroupMessage(request) ? request.toGroup : sandboxRegisteredForm(request.toPhone);

@@ -18,6 +18,20 @@ export const NUMBER_READ_ERRORS = [
   'phone_not_owned',
 ] as const satisfies readonly ErrorCode[];
 /**
+ * What a rehearsal on a sandbox number can answer: the key, the request, the phone not a phone or
+ * not the account's, the account's number on another engine (its people write from the real
+ * network), the account's rehearsals per minute spent, or its session down.
+ */
+export const SANDBOX_ERRORS = [
+  ...KEYED_ERRORS,
+  ...REQUEST_ERRORS,
+  'invalid_phone_number',
+  'phone_not_owned',
+  'capability_not_supported',
+  'rate_limited',
+  'number_not_connected',
+] as const satisfies readonly ErrorCode[];
+/**
  * What acting through a number's session can answer: not the account's, down, held back by
  * WhatsApp, or not a capability of its engine (a Cloud API number has no groups; Meta refused).
  */

@@ -41,8 +41,9 @@ export const numberSchema = {
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
     engine: {
       type: 'string',
-      enum: ['sandbox', 'baileys'],
-      description: 'sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.',
+      enum: ['sandbox', 'baileys', 'cloud'],
+      description:
+        "sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers, linked as a phone's companion; cloud ones are on Meta's Cloud API (docs/cloud-api.md).",
     },
     status: {
       type: 'string',

@@ -161,6 +161,7 @@ export const updateOwnProfile = defineSessionOperation(
     'number_not_found',
     'number_not_connected',
     'rate_limited',
+    'capability_not_supported',
     'media_not_found',
     'media_kind_mismatch',
   ],

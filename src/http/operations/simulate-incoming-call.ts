@@ -1,5 +1,5 @@
 import { parsePhoneField } from '../message-input.ts';
-import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
+import { SANDBOX_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
 
 /** How long a simulated call rings unless rejected: WhatsApp rings for about 45 seconds. */
@@ -49,16 +49,7 @@ export const simulateIncomingCall = defineOperation({ body: simulatedCallSchema 
     'Limited per account and minute together with simulated messages.',
   tag: 'sandbox',
   answers: { 200: simulatedCallAnswerSchema },
-  errors: [
-    ...KEYED_ERRORS,
-    ...REQUEST_ERRORS,
-    'invalid_phone_number',
-    'phone_not_owned',
-    'not_group_member',
-    'group_not_found',
-    'rate_limited',
-    'number_not_connected',
-  ],
+  errors: [...SANDBOX_ERRORS, 'not_group_member', 'group_not_found'],
   owner: ({ body }) => parsePhoneField(body.to_phone, 'to_phone'),
   handle: async ({ scope, body }, { sandboxInbox }) => {
     const fromPhone = parsePhoneField(body.from_phone, 'from_phone');

@@ -38,6 +38,7 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
     'invalid_poll',
     'invalid_contact',
     'phone_not_owned',
+    'capability_not_supported',
     // The sandbox number blocked the simulated sender (POST /blocklist), as WhatsApp would.
     'sender_blocked',
     'not_group_member',

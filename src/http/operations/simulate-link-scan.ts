@@ -1,5 +1,5 @@
 import { parsePhoneField } from '../message-input.ts';
-import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
+import { SANDBOX_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
 
 export const simulateLinkScan = defineOperation(
@@ -39,7 +39,7 @@ export const simulateLinkScan = defineOperation(
       properties: { phone: { type: 'string' }, linked: { type: 'boolean', const: true } },
     },
   },
-  errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'phone_not_owned', 'rate_limited', 'number_not_connected'],
+  errors: SANDBOX_ERRORS,
   // The attempt lives on the node that owns the number, as the operator's linking does.
   owner: ({ body }) => parsePhoneField(body.phone, 'phone'),
   handle: async ({ scope, body }, { sandboxInbox }) => {

@@ -1,6 +1,6 @@
 import { parsePhoneField } from '../message-input.ts';
 import { ref } from '../message-schemas.ts';
-import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
+import { SANDBOX_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
 import { presentPoll, pollOf } from '../../domain/structured-content.ts';
 
@@ -54,18 +54,7 @@ export const simulatePollVote = defineOperation({ body: pollVoteRequestSchema },
     'and /api/sandbox/poll_vote are the same operation.',
   tag: 'sandbox',
   answers: { 200: pollVoteResponseSchema },
-  errors: [
-    ...KEYED_ERRORS,
-    ...REQUEST_ERRORS,
-    'invalid_phone_number',
-    'phone_not_owned',
-    'message_not_found',
-    'invalid_poll_vote',
-    'not_group_member',
-    'group_not_found',
-    'rate_limited',
-    'number_not_connected',
-  ],
+  errors: [...SANDBOX_ERRORS, 'message_not_found', 'invalid_poll_vote', 'not_group_member', 'group_not_found'],
   handle: async ({ scope, body }, { sandboxInbox, polls }) => {
     const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
     const toPhone = parsePhoneField(body.to_phone, 'to_phone');

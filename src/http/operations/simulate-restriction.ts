@@ -1,5 +1,5 @@
 import { parsePhoneField } from '../message-input.ts';
-import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
+import { SANDBOX_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
 
 /** The longest simulated restriction: a day, as long as a rehearsal needs. */
@@ -70,7 +70,7 @@ export const simulateRestriction = defineOperation(
       },
     },
   },
-  errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'phone_not_owned', 'rate_limited', 'number_not_connected'],
+  errors: SANDBOX_ERRORS,
   // On the number's owner, whose session a cap or a quiet session is rehearsed on.
   owner: ({ body }) => parsePhoneField(body.phone, 'phone'),
   handle: async ({ scope, body }, { sandboxInbox }) => {

@@ -47,7 +47,7 @@ const sessionSchema = {
     number_id: { type: 'string' },
     account_id: { type: 'string' },
     phone: { type: 'string' },
-    engine: { type: 'string', enum: ['sandbox', 'baileys'] },
+    engine: { type: 'string', enum: ['sandbox', 'baileys', 'cloud'] },
     status: { type: 'string', description: "The session's status as every node sees it (connected, logged_out, …)." },
     status_reason: { type: ['string', 'null'] },
     link: linkSchema,

@@ -15,10 +15,16 @@ import { insertNumber } from '../../../src/store/repositories/numbers.ts';
 import { until } from '../../support/leases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
 
-// Runs alone: its lease TTLs leave margins of a few hundred milliseconds, which other files' work on the same event loop could eat.
+// Runs alone: its lease TTLs leave margins of about a second, which other files' work on the same event loop could eat.
 
 const silent = pino({ level: 'silent' });
-const TTL_MS = 1_500;
+// A node fences itself when a renewal has not landed within four fifths of the TTL. At 1.5 s that
+// margin (1.2 s) was eaten on a fresh CI machine, where n8n's install in the background (3 GB of
+// files and a C++ build) held SQLite's commits: all four tests that need this node to keep its
+// leases failed together. No test here waits out a TTL, so a longer one costs no time.
+const TTL_MS = 4_000;
+/** The stalling keeper's TTL: its stop must come before its lease ends, by more than a loaded machine's timer delays. */
+const STALLING_TTL_MS = 6_000;
 
 /** Another node on the same database: a lease keeper whose sessions are only recorded. */
 function otherNode(test: TestGateway, name: string) {
@@ -248,10 +254,10 @@ for (const dialect of dialects) {
       const running = new Set<string>();
       const keeper = new LeaseKeeper(
         { ...test.gateway.store, db },
-        // Four times the file's TTL: the margin between its stop and its lease's end (a fifth of the
-        // TTL) must outlast a loaded machine's timer delays (at a load of 11 on two cores, 300 to
-        // 600 ms of 600 were eaten), as a lease now ends exactly with its renewal's term.
-        { ttlMs: 4 * TTL_MS, maxSessions: 1, nodeName: 'stalling', nodeUrl: null, drainMs: 1_000, sessionStartsPerSecond: 4 },
+        // The margin between its stop and its lease's end (a fifth of the TTL) must outlast a loaded
+        // machine's timer delays (at a load of 11 on two cores, 300 to 600 ms of 600 were eaten), as
+        // a lease now ends exactly with its renewal's term.
+        { ttlMs: STALLING_TTL_MS, maxSessions: 1, nodeName: 'stalling', nodeUrl: null, drainMs: 1_000, sessionStartsPerSecond: 4 },
         silent,
       );
       keeper.attach({
