@@ -1,7 +1,12 @@
 import type { PageContext } from '../context.ts';
 import { messageScopeOptions, type WebhookFormView } from '../presenters/webhooks.ts';
-import { ErrorSummary, PageHeader, PostForm } from './components.tsx';
+import { ErrorSummary, PageHeader, PostForm, TextField } from './components.tsx';
 import { Layout } from './layout.tsx';
+
+/** One of Chatwoot's numeric ids, described by the fieldset's hint. */
+function ChatwootIdField(props: { id: string; name: string; label: string; placeholder: string; value: string }): JSX.Element {
+  return <TextField {...props} inputmode="numeric" maxlength={20} describedBy="chatwoot-hint" />;
+}
 
 /**
  * A Chatwoot inbox's fields (docs/integrations.md, Chatwoot): filled-in ids make the webhook an
@@ -18,56 +23,37 @@ function ChatwootFields(props: { view: WebhookFormView }): JSX.Element {
         above. The inbox takes message and message.status events whatever is ticked below; the callback URL to paste into Chatwoot is on the
         webhook's page once it is saved.
       </p>
-      <label for="chatwoot-account-id">Chatwoot account id</label>
-      <input
+      <ChatwootIdField
         id="chatwoot-account-id"
         name="chatwoot_account_id"
-        type="text"
-        inputmode="numeric"
-        maxlength={20}
+        label="Chatwoot account id"
         placeholder="1"
-        aria-describedby="chatwoot-hint"
         value={view.chatwootAccountId}
       />
-      <label for="chatwoot-inbox-id">Inbox id</label>
-      <input
-        id="chatwoot-inbox-id"
-        name="chatwoot_inbox_id"
-        type="text"
-        inputmode="numeric"
-        maxlength={20}
-        placeholder="4"
-        aria-describedby="chatwoot-hint"
-        value={view.chatwootInboxId}
-      />
-      <label for="chatwoot-number">Number (optional)</label>
-      <input
+      <ChatwootIdField id="chatwoot-inbox-id" name="chatwoot_inbox_id" label="Inbox id" placeholder="4" value={view.chatwootInboxId} />
+      <TextField
         id="chatwoot-number"
         name="chatwoot_number"
-        type="text"
+        label="Number (optional)"
         maxlength={32}
         placeholder="+447700900123"
-        aria-describedby="chatwoot-number-hint"
+        hint="One of your numbers, for an inbox of that number's chats only; blank takes all your numbers' chats."
         value={view.chatwootNumber}
       />
-      <p id="chatwoot-number-hint" class="hint">
-        One of your numbers, for an inbox of that number's chats only; blank takes all your numbers' chats.
-      </p>
-      <label for="chatwoot-token">API access token</label>
-      <input
+      <TextField
         id="chatwoot-token"
         name="chatwoot_api_access_token"
+        label="API access token"
         type="password"
         autocomplete="off"
         maxlength={512}
-        aria-describedby="chatwoot-token-hint"
+        hint={
+          view.chatwootTokenStored
+            ? 'Stored encrypted and never shown. Leave blank to keep it; a new base URL needs it typed again.'
+            : 'The access token of a Chatwoot agent or bot of the inbox (Profile settings → Access token). Stored encrypted, never shown again.'
+        }
         value=""
       />
-      <p id="chatwoot-token-hint" class="hint">
-        {view.chatwootTokenStored
-          ? 'Stored encrypted and never shown. Leave blank to keep it; a new base URL needs it typed again.'
-          : 'The access token of a Chatwoot agent or bot of the inbox (Profile settings → Access token). Stored encrypted, never shown again.'}
-      </p>
       {view.chatwootTokenStored ? <input type="hidden" name="chatwoot_token_stored" value="yes" /> : ''}
     </fieldset>
   );
@@ -91,39 +77,36 @@ export function WebhookFormPage(props: { context: PageContext; view: WebhookForm
             </p>
           ) : (
             <>
-              <label for="webhook-url">Endpoint URL</label>
-              <input
+              <TextField
                 id="webhook-url"
                 name="url"
+                label="Endpoint URL"
                 type="url"
                 placeholder="https://example.com/whatsapp/webhook"
-                aria-describedby="webhook-url-hint"
+                hint={
+                  "Your server's address for the POST requests, http:// or https://, or a RabbitMQ broker's amqp:// or amqps:// URL for " +
+                  'a sink. It must be reachable from the internet, not a private address.'
+                }
                 value={view.url}
               />
-              <p id="webhook-url-hint" class="hint">
-                Your server's address for the POST requests, http:// or https://, or a RabbitMQ broker's amqp:// or amqps:// URL for a sink.
-                It must be reachable from the internet, not a private address.
-              </p>
               <fieldset>
                 <legend>RabbitMQ sink (amqp:// and amqps:// URLs only)</legend>
-                <label for="rabbitmq-exchange">Exchange</label>
-                <input
+                <TextField
                   id="rabbitmq-exchange"
                   name="rabbitmq_exchange"
-                  type="text"
+                  label="Exchange"
                   maxlength={255}
                   placeholder="wagw.events"
-                  aria-describedby="rabbitmq-hint"
+                  describedBy="rabbitmq-hint"
                   value={view.rabbitmqExchange}
                 />
-                <label for="rabbitmq-routing-key">Routing key</label>
-                <input
+                <TextField
                   id="rabbitmq-routing-key"
                   name="rabbitmq_routing_key"
-                  type="text"
+                  label="Routing key"
                   maxlength={255}
                   placeholder="{event}.{number}"
-                  aria-describedby="rabbitmq-hint"
+                  describedBy="rabbitmq-hint"
                   value={view.rabbitmqRoutingKey}
                 />
                 <p id="rabbitmq-hint" class="hint">
