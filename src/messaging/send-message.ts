@@ -27,7 +27,8 @@ import { enqueueEvent, mergeQueued, type DeliveryNotifier, type Enqueued } from 
 import type { SessionSupervisor } from './session-supervisor.ts';
 import { RecentSends } from './recent-sends.ts';
 import { SendOutcomes, type EngineAnswer } from './send-outcomes.ts';
-import { settleWaiting, type WaitingMessage } from '../store/repositories/send-queue.ts';
+import { settleWaiting } from '../store/repositories/send-queue.ts';
+import type { WaitingMessage } from '../store/repositories/waiting-messages.ts';
 import type { SendGovernor, SendSchedule, StoredSettings } from './governor/send-governor.ts';
 import type { WaitReason } from './governor/decision.ts';
 

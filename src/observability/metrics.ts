@@ -10,7 +10,7 @@ import { countQueuedDeliveries } from '../store/repositories/deliveries.ts';
 import { freeSpace } from '../media/disk-floor.ts';
 import { countNumbersByEngineAndStatus } from '../store/repositories/numbers.ts';
 import type { TaskObserver, TaskOutcome } from '../jobs/scheduler.ts';
-import { queueTotals } from '../store/repositories/send-queue.ts';
+import { queueTotals } from '../store/repositories/waiting-messages.ts';
 import { listNewChatQuotas } from '../store/repositories/new-chat-quotas.ts';
 import { isCapped, type NewChatQuotaState } from '../domain/new-chat-quota.ts';
 import type { QueueObserver } from '../messaging/governor/queue-runner.ts';

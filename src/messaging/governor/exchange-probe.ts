@@ -1,5 +1,5 @@
 import type { Executor } from '../../store/database.ts';
-import { exchangedWithAny } from '../../store/repositories/send-queue.ts';
+import { exchangedWithAny } from '../../store/repositories/send-ledger.ts';
 
 interface Asking {
   accountId: string;

@@ -4,15 +4,9 @@ import type { Store } from '../../store/database.ts';
 import { findMessagesByIds } from '../../store/repositories/messages.ts';
 import { settleUnsent } from './unsent-leaving.ts';
 import { findNumbersByIds } from '../../store/repositories/numbers.ts';
-import {
-  findSendPoliciesOf,
-  listDueOnNode,
-  forgetFinishedClears,
-  listExpiredOnNode,
-  markClearing,
-  nextDueOnNode,
-  type WaitingMessage,
-} from '../../store/repositories/send-queue.ts';
+import { forgetFinishedClears, markClearing } from '../../store/repositories/queue-clears.ts';
+import { findSendPoliciesOf } from '../../store/repositories/send-policies.ts';
+import { listDueOnNode, listExpiredOnNode, nextDueOnNode, type WaitingMessage } from '../../store/repositories/waiting-messages.ts';
 import type { SendMessageService } from '../send-message.ts';
 import type { SessionSupervisor } from '../session-supervisor.ts';
 import { decide, typingDurationMs } from './decision.ts';

@@ -7,7 +7,8 @@ import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, 
 import type { Store } from '../../store/database.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
-import { bringForwardWaiting, deferWaiting, readLedgerMarks, type QueuedOptions } from '../../store/repositories/send-queue.ts';
+import { readLedgerMarks } from '../../store/repositories/send-ledger.ts';
+import { bringForwardWaiting, deferWaiting, type QueuedOptions } from '../../store/repositories/send-queue.ts';
 import { decide, type WaitReason } from './decision.ts';
 import { ExchangeProbe } from './exchange-probe.ts';
 import type { LeaseView } from './queue-runner.ts';

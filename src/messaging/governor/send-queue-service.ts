@@ -9,21 +9,21 @@ import { recordAudit } from '../../audit/audit-trail.ts';
 import type { AuditActor } from '../../domain/audit.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
+import { CLEARING, markClearing, recordQueueClear } from '../../store/repositories/queue-clears.ts';
+import { countSentPerHour } from '../../store/repositories/send-ledger.ts';
 import {
-  CLEARING,
-  countSentPerHour,
-  listClearingOf,
-  markClearing,
-  recordQueueClear,
-  countWaitingByReason,
   findAccountSendPolicy,
   findSendPolicies,
-  listWaitingPage,
-  oldestWaitingSince,
   setAccountSendPolicy,
   setNumberSendPolicy,
+} from '../../store/repositories/send-policies.ts';
+import {
+  listClearingOf,
+  countWaitingByReason,
+  listWaitingPage,
+  oldestWaitingSince,
   type WaitingMessage,
-} from '../../store/repositories/send-queue.ts';
+} from '../../store/repositories/waiting-messages.ts';
 import type { SendMessageService } from '../send-message.ts';
 import type { LeaseView } from './queue-runner.ts';
 import type { SendGovernor } from './send-governor.ts';

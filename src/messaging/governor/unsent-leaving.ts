@@ -1,7 +1,8 @@
 import type { SessionLease } from '../../domain/model.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessagesByIds } from '../../store/repositories/messages.ts';
-import { CLEARING, type WaitingMessage } from '../../store/repositories/send-queue.ts';
+import { CLEARING } from '../../store/repositories/queue-clears.ts';
+import type { WaitingMessage } from '../../store/repositories/waiting-messages.ts';
 import type { SendMessageService } from '../send-message.ts';
 import type { SendGovernor } from './send-governor.ts';
 

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { findMessageById } from '../../../src/store/repositories/messages.ts';
-import { setNumberSendPolicy } from '../../../src/store/repositories/send-queue.ts';
+import { setNumberSendPolicy } from '../../../src/store/repositories/send-policies.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';

@@ -5,7 +5,7 @@ import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { usagePeriod } from '../../../src/domain/plans.ts';
 import { findMessageById } from '../../../src/store/repositories/messages.ts';
 import { monthlyUsed } from '../../../src/store/repositories/usage.ts';
-import { listWaitingPage } from '../../../src/store/repositories/send-queue.ts';
+import { listWaitingPage } from '../../../src/store/repositories/waiting-messages.ts';
 import { StaleLeaseError } from '../../../src/store/repositories/leases.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { newId } from '../../../src/domain/ids.ts';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import { exchangedPostgresQuery, exchangedSqliteQuery, exchangedWithAny } from '../../../src/store/repositories/send-queue.ts';
+import { exchangedPostgresQuery, exchangedSqliteQuery, exchangedWithAny } from '../../../src/store/repositories/send-ledger.ts';
 import { ExchangeProbe } from '../../../src/messaging/governor/exchange-probe.ts';
 import { countingStatements, dialects, seedNumberRow, suiteStore } from '../../support/databases.ts';
 

@@ -2,17 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newId } from '../../../src/domain/ids.ts';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import {
-  CLEARING,
-  countWaitingByReason,
-  forgetFinishedClears,
-  listDueOnNode,
-  listWaitingPage,
-  markClearing,
-  readLedgerMarks,
-  recordQueueClear,
-  releaseWaitingRows,
-} from '../../../src/store/repositories/send-queue.ts';
+import { CLEARING, forgetFinishedClears, markClearing, recordQueueClear } from '../../../src/store/repositories/queue-clears.ts';
+import { readLedgerMarks } from '../../../src/store/repositories/send-ledger.ts';
+import { releaseWaitingRows } from '../../../src/store/repositories/send-queue.ts';
+import { countWaitingByReason, listDueOnNode, listWaitingPage } from '../../../src/store/repositories/waiting-messages.ts';
 import { dialects, seedNumberRow, suiteStore } from '../../support/databases.ts';
 import { holdLease } from '../../support/leases.ts';
 
