@@ -20,14 +20,14 @@ import {
   type ContactProfile,
   type SessionLinker,
 } from '../engine.ts';
-import type { EngineEvents, IncomingCallEvent } from '../engine-events.ts';
+import type { EngineEvents } from '../engine-events.ts';
 import { sandboxRegisteredForm } from './sandbox-registrations.ts';
+import { heardFromNetwork } from './sandbox-inbound.ts';
+import { networkMedia, SandboxSimulator, type SimulatedSessions } from './sandbox-simulator.ts';
 import { LINK_ENDED_REASON, SandboxLinker } from './sandbox-linker.ts';
-import type { InboundSimulator, SimulatedIncoming, SimulatedRestriction, SimulatedCall, SimulatedPollVote } from '../inbound-simulator.ts';
-import { isMediaKind, type MediaKind } from '../../domain/media.ts';
+import type { MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
-import { structuredKind } from '../../domain/structured-content.ts';
 import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
 import type { MessageTemplate } from '../../domain/templates.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
@@ -38,12 +38,10 @@ import {
   NotConnectedError,
   NotGroupMemberError,
   SendRestrictedError,
-  type NetworkAction,
   type NetworkRestriction,
   type NetworkConnection,
   type NetworkMedia,
   type SandboxNetworkPort,
-  BlockedSenderError,
 } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
@@ -94,36 +92,36 @@ interface SandboxSession {
  * stored status is what the operator sets to rehearse an outage, so a live session is as
  * connected as that status says; without a live session it is disconnected.
  */
-export class SandboxEngine implements Engine, InboundSimulator {
+export class SandboxEngine implements Engine, SimulatedSessions {
   readonly kind = 'sandbox' as const;
   readonly capabilities = { simulatedInbound: true, simulatedSessionStatus: true, linking: false, staggeredStart: false };
   readonly initialStatus: SessionStatus = 'connected';
-  readonly simulator: InboundSimulator = this;
+  /** The other side of the engine's numbers: simulated phones and the network's rehearsals. */
+  readonly simulator: SandboxSimulator;
   private readonly sessions = new Map<string, SandboxSession>();
   /** Files sent to fail their first downloads, by retry token, oldest first. */
   private readonly lateFiles = new Map<string, { base64: string; failuresLeft: number }>();
   private readonly directory = new RecipientDirectory();
-  private readonly presences = new Map<string, ChatPresence>();
   /** Sandbox phones the network has been told of; see `announce`. */
   private readonly announced = new Set<string>();
   private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
   private sandboxPhonesRead: Promise<Set<string>> | undefined;
-  /** Simulated calls that ring now, by call id, each with the timer that makes it missed. */
-  private readonly ringing = new Map<string, NodeJS.Timeout>();
   /** Each sandbox number's own profile, by phone. */
   private readonly profiles = new Map<
     string,
     { name?: string; about?: string; aboutSetAt?: Date; picture?: { version: string; bytes: Buffer } }
   >();
-  /** Each number's rehearsed cap on new chats (POST /sandbox/restrict, kind new_chat_cap), as this node last knew it. */
-  private readonly quotas = new Map<string, NewChatQuota>();
-  /** Whether each number last showed itself online (setOnline), by number id. */
-  private readonly online = new Map<string, boolean>();
   /** Linking rehearsed as WhatsApp does it (a rotating QR, a pairing code); see sandbox-linker.ts. */
   private readonly linking: SandboxLinker;
   readonly linker: SessionLinker;
 
   constructor(private readonly options: SandboxEngineOptions) {
+    this.simulator = new SandboxSimulator({
+      events: options.events,
+      network: options.network,
+      findReceived: options.findReceived,
+      sessions: this,
+    });
     this.linking = new SandboxLinker({
       connect: async (number, lease) => {
         await this.start(number, lease);
@@ -180,54 +178,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
       incoming: async (message) => {
         // A quiet session stores nothing: the network keeps the message until the session is restarted.
         if (session.quiet !== undefined) return new Promise<void>(() => undefined);
-        if (message.action?.kind === 'vote') {
-          const options = message.action.options ?? [];
-          // The network carries a vote in the clear; only the options the poll has are counted.
-          await events.pollVote({
-            toPhone: number.phone,
-            voterPhone: message.from as E164,
-            voterLid: null,
-            pollEngineId: message.action.target,
-            at: new Date(message.sentAt),
-            ...(message.group !== undefined && { groupId: message.group.id }),
-            selectedOptions: (poll) => options.filter((option) => poll.options.includes(option)),
-          });
-          return;
-        }
-        if (message.action !== undefined) {
-          await events.incomingAction({
-            toPhone: number.phone,
-            actorPhone: message.from as E164,
-            actorLid: null,
-            fromMe: false,
-            targetEngineId: message.action.target,
-            action: engineAction(message.action, message.text),
-            at: new Date(message.sentAt),
-            ...(message.group !== undefined && { groupId: message.group.id }),
-          });
-          return;
-        }
-        const media = message.media;
-        await events.incomingMessage({
-          toPhone: number.phone,
-          fromPhone: message.phoneHidden === true ? null : (message.from as E164),
-          fromLid: message.senderLid ?? null,
-          identitySource: 'sandbox',
-          text: message.unavailable === true ? '' : message.text,
-          contentKind:
-            message.unavailable === true
-              ? 'unavailable'
-              : media !== undefined && isMediaKind(media.kind)
-                ? media.kind
-                : (structuredKind(message.structured) ?? 'text'),
-          ...(media !== undefined && isMediaKind(media.kind) && { media: this.incomingMedia(number, message.id, media, media.kind) }),
-          ...(message.structured !== undefined && { structured: message.structured }),
-          engineMessageId: message.id,
-          receivedAt: new Date(message.sentAt),
-          ...(message.quoted !== undefined && { quotedEngineId: message.quoted }),
-          ...(message.group !== undefined && { group: message.group, mentions: message.mentions ?? [] }),
-          ...(message.referral !== undefined && { referral: message.referral }),
-        });
+        await heardFromNetwork(events, number, message, (media, kind) => this.incomingMedia(number, message.id, media, kind));
       },
       groupChanged: (change) => {
         void events
@@ -263,7 +214,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
   }
 
   /** An event the network delivered once that the gateway could not record: logged, as the network will not repeat it. */
-  private unrecorded(error: unknown, number: WhatsAppNumber, what: string): void {
+  unrecorded(error: unknown, number: WhatsAppNumber, what: string): void {
     this.options.logger?.warn({ err: error, phone: number.phone }, `could not record ${what} from the sandbox network`);
   }
 
@@ -441,7 +392,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
       cycleEndsAt: new Date(restriction.until),
       error: null,
     };
-    this.quotas.set(number.id, quota);
+    this.simulator.quotas.set(number.id, quota);
     const { events } = this.options;
     setImmediate(() => {
       void (async () => {
@@ -488,8 +439,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
    */
   async sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
     this.assertConnected(number);
-    this.presences.set(`${number.phone}>${toPhone}`, state);
-    while (this.presences.size > MAX_PRESENCES_KEPT) this.presences.delete(this.presences.keys().next().value!);
+    this.simulator.presences.set(`${number.phone}>${toPhone}`, state);
+    while (this.simulator.presences.size > MAX_PRESENCES_KEPT)
+      this.simulator.presences.delete(this.simulator.presences.keys().next().value!);
   }
 
   /** Groups live on the simulated network, which any connected sandbox number may ask. */
@@ -548,14 +500,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return this.options.network.groupSeenBy(number.phone, groupId);
   }
 
-  private assertConnected(number: WhatsAppNumber): void {
+  assertConnected(number: WhatsAppNumber): void {
     const status = this.sessionStatus(number);
     if (status !== 'connected') throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
-  }
-
-  /** The last presence shown to a chat: what a simulated phone would see. */
-  presenceShown(number: WhatsAppNumber, toPhone: E164): ChatPresence | undefined {
-    return this.presences.get(`${number.phone}>${toPhone}`);
   }
 
   /**
@@ -598,12 +545,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Nobody on the simulated network looks; whether the number shows itself online is kept for a look. */
   async setOnline(number: WhatsAppNumber, online: boolean): Promise<void> {
     this.assertConnected(number);
-    this.online.set(number.id, online);
-  }
-
-  /** Whether the number last showed itself online, as a simulated contact would see it. */
-  shownOnline(number: WhatsAppNumber): boolean | undefined {
-    return this.online.get(number.id);
+    this.simulator.online.set(number.id, online);
   }
 
   /**
@@ -642,39 +584,11 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return (await this.options.network.blocklistOf(number.phone)).map((phone) => ({ phone: phone as E164, lid: null }));
   }
 
-  /**
-   * A simulated phone rings the number. The call is ringing before its offer is reported, so
-   * that a number that rejects calls finds it to reject; unanswered, it is missed when it has
-   * rung for `ringsForMs`.
-   */
-  async placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string> {
-    this.assertConnected(number);
-    const callId = randomBytes(16).toString('hex').toUpperCase();
-    const heard = (status: IncomingCallEvent['status']): IncomingCallEvent => ({
-      toPhone: number.phone,
-      call: { callId, caller: call.fromPhone },
-      fromPhone: call.fromPhone,
-      fromLid: null,
-      groupId: call.groupId ?? null,
-      video: call.video,
-      status,
-      at: new Date(),
-    });
-    const ringsOut = setTimeout(() => {
-      if (this.ringing.delete(callId))
-        void this.options.events.incomingCall(heard('missed')).catch((error: unknown) => this.unrecorded(error, number, 'a missed call'));
-    }, call.ringsForMs);
-    ringsOut.unref();
-    this.ringing.set(callId, ringsOut);
-    await this.options.events.incomingCall(heard('offered'));
-    return callId;
-  }
-
   /** A call rejected stops ringing, so it is never missed; one that rang out already has nothing to stop. */
   async rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void> {
     this.assertConnected(number);
-    clearTimeout(this.ringing.get(call.callId));
-    this.ringing.delete(call.callId);
+    clearTimeout(this.simulator.ringing.get(call.callId));
+    this.simulator.ringing.delete(call.callId);
   }
 
   /**
@@ -684,7 +598,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
    */
   async newChatQuota(number: WhatsAppNumber): Promise<NewChatQuota> {
     this.assertConnected(number);
-    const rehearsed = this.quotas.get(number.id);
+    const rehearsed = this.simulator.quotas.get(number.id);
     const quota: NewChatQuota =
       rehearsed !== undefined && rehearsed.cycleEndsAt !== null && rehearsed.cycleEndsAt > new Date()
         ? rehearsed
@@ -706,26 +620,6 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return Readable.from([Buffer.from(file.base64, 'base64')]);
   }
 
-  async restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void> {
-    const until = restriction.until.getTime();
-    if (restriction.kind === 'quiet_session') return this.goQuiet(number, restriction.until);
-    if (restriction.kind === 'new_chat_cap') {
-      const newChats = restriction.newChats ?? 0;
-      // Not told to the number: as on WhatsApp, a client meets the cap as a 475 unless it reads the quota.
-      this.quotas.set(number.id, {
-        status: 'none',
-        total: newChats,
-        used: 0,
-        cycleStartedAt: new Date(),
-        cycleEndsAt: restriction.until,
-        error: null,
-      });
-      await this.options.network.restrict(number.phone, { kind: 'new_chat_cap', until, newChats });
-      return;
-    }
-    await this.options.network.restrict(number.phone, { kind: restriction.kind, until });
-  }
-
   /**
    * Rehearses a session that stays open and delivers nothing (issue 42 item 5): the number still
    * shows connected, but what the network carries to it (messages, receipts) waits there, as
@@ -733,7 +627,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
    * watchdog restarts a quiet one: `connecting` with the quiet-session reason and the restart
    * counted, a new connection that takes what waited, then `connected`.
    */
-  private goQuiet(number: WhatsAppNumber, until: Date): void {
+  goQuiet(number: WhatsAppNumber, until: Date): void {
     const session = this.sessions.get(number.id);
     if (session?.connection === undefined || this.sessionStatus(number) !== 'connected')
       throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is not connected.`, this.sessionStatus(number));
@@ -743,6 +637,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
       void this.restartQuiet(number, session, quietMs).catch((error: unknown) => this.unrecorded(error, number, 'a quiet session'));
     }, quietMs);
     session.quiet.unref();
+  }
+
+  quiet(number: WhatsAppNumber): boolean {
+    return this.sessions.get(number.id)?.quiet !== undefined;
   }
 
   private async restartQuiet(number: WhatsAppNumber, session: SandboxSession, quietMs: number): Promise<void> {
@@ -770,80 +668,4 @@ export class SandboxEngine implements Engine, InboundSimulator {
       reason: 'reconnected after a quiet session',
     });
   }
-
-  deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void> {
-    return injectVote(this.options.network, number, vote);
-  }
-
-  async deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {
-    // A quiet session would keep the message on the network, with nothing stored to answer with.
-    if (this.sessions.get(number.id)?.quiet !== undefined)
-      throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is quiet, as asked.`, 'connected');
-    const { media } = incoming;
-    let id: string;
-    try {
-      const carried =
-        media === undefined
-          ? undefined
-          : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
-      const extras = {
-        ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }),
-        ...(incoming.mentions !== undefined && { mentions: incoming.mentions }),
-        ...(incoming.fromLid !== undefined && { senderLid: incoming.fromLid, phoneHidden: incoming.withholdPhone === true }),
-        // A placeholder carries nothing of the message: neither its text nor its ad.
-        ...(incoming.neverResent === true ? { unavailable: true } : incoming.referral !== undefined && { referral: incoming.referral }),
-      };
-      ({ id } = await this.options.network.inject(
-        sandboxRegisteredForm(incoming.fromPhone),
-        number.phone,
-        incoming.text,
-        carried,
-        incoming.structured,
-        extras,
-        incoming.groupId,
-      ));
-    } catch (error) {
-      // The shared network being out of reach is the number's session being down, as a send finds it.
-      if (error instanceof NotConnectedError || error instanceof NetworkUnreachableError)
-        throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
-      if (error instanceof BlockedSenderError) throw new EngineSendError('sender_blocked', error.message);
-      throw error;
-    }
-    const stored = await this.options.findReceived(number.id, id);
-    if (stored === undefined) throw new Error(`The sandbox network delivered ${id} to ${number.phone}, but it is not stored.`);
-    return stored;
-  }
-}
-
-/**
- * A simulated phone's vote, carried as an action on the poll, as a reaction is: the sandbox
- * network needs no encryption, so the options travel as they are.
- */
-async function injectVote(network: SandboxEngineOptions['network'], number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void> {
-  try {
-    await network.inject(
-      vote.fromPhone,
-      number.phone,
-      '',
-      undefined,
-      undefined,
-      { action: { kind: 'vote', target: vote.pollEngineId, options: [...vote.options] } },
-      vote.groupId,
-    );
-  } catch (error) {
-    if (error instanceof NotConnectedError || error instanceof NetworkUnreachableError)
-      throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
-    throw error;
-  }
-}
-
-/** The network's action as the engine port tells it; an edit's new text is its message's text. */
-function engineAction(action: NetworkAction, text: string): MessageAction {
-  if (action.kind === 'vote') throw new Error('a vote is no action on a message');
-  if (action.kind === 'react') return { kind: 'react', emoji: action.emoji ?? '' };
-  return action.kind === 'edit' ? { kind: 'edit', text } : { kind: 'revoke' };
-}
-
-async function networkMedia(media: OutgoingMedia): Promise<NetworkMedia> {
-  return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, base64: (await media.read()).toString('base64') };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
-import type { SandboxEngine } from '../../../src/engines/sandbox/sandbox-engine.ts';
+import type { SandboxSimulator } from '../../../src/engines/sandbox/sandbox-simulator.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
@@ -100,7 +100,7 @@ for (const dialect of dialects) {
 
     it('show_online is stored, shown through the session at once, and answered with the number', async () => {
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
-      const shown = () => (test.gateway.supervisor.simulatorFor(number) as SandboxEngine).shownOnline(number);
+      const shown = () => (test.gateway.supervisor.simulatorFor(number) as SandboxSimulator).shownOnline(number);
       assert.equal(shown(), undefined);
       const on = await test.inject({
         method: 'PATCH',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
-import type { SandboxEngine } from '../../../src/engines/sandbox/sandbox-engine.ts';
+import type { SandboxSimulator } from '../../../src/engines/sandbox/sandbox-simulator.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 
@@ -26,7 +26,7 @@ for (const dialect of dialects) {
     /** What the simulated phone at the other end is shown. */
     async function shown(): Promise<string | undefined> {
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
-      return (test.gateway.supervisor.simulatorFor(number) as SandboxEngine).presenceShown(number, CUSTOMER);
+      return (test.gateway.supervisor.simulatorFor(number) as SandboxSimulator).presenceShown(number, CUSTOMER);
     }
 
     it('composing is shown at once and ends by itself; paused ends it at once, at both paths', async () => {
