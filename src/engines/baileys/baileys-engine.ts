@@ -31,6 +31,7 @@ import {
 import type { EngineEvents } from '../engine-events.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
+import type { SessionInbound } from './session-inbound.ts';
 import {
   toActionContent,
   toChatJid,
@@ -179,7 +180,7 @@ export class BaileysEngine implements Engine {
 
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
     const { session, socket } = this.connected(number);
-    return this.directory.check(number.accountId, phones, lookupOn(socket, session), admit);
+    return this.directory.check(number.accountId, phones, lookupOn(socket, session.inbound), admit);
   }
 
   async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
@@ -303,14 +304,14 @@ export class BaileysEngine implements Engine {
     for (const jid of await socket.fetchBlocklist()) {
       const contact = memberOf(jid, undefined);
       if (contact === null) continue;
-      contacts.push(contact.phone === null ? { ...contact, phone: await session.phoneOfLid(contact.lid) } : contact);
+      contacts.push(contact.phone === null ? { ...contact, phone: await session.inbound.phoneOfLid(contact.lid) } : contact);
     }
     return contacts;
   }
 
   async rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void> {
     const { session, socket } = this.connected(number);
-    session.noteRejectedCall(call.callId);
+    session.inbound.noteRejectedCall(call.callId);
     await socket.rejectCall(call.callId, call.caller);
   }
 
@@ -328,7 +329,7 @@ export class BaileysEngine implements Engine {
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     const session = this.sessions.get(number.id);
     if (session === undefined) throw new Error(`${number.phone} has no WhatsApp session on this node.`);
-    return session.download(messageOfRetryToken(retryToken));
+    return session.inbound.download(messageOfRetryToken(retryToken));
   }
 
   async listTemplates(): Promise<MessageTemplate[]> {
@@ -341,7 +342,7 @@ export class BaileysEngine implements Engine {
     // A person goes to the JID WhatsApp named for the phone, which may be its other form (ADR 0050).
     const toPhone = isGroupMessage(request) ? undefined : request.toPhone;
     const recipient =
-      toPhone === undefined ? undefined : await this.directory.recipient(number.accountId, toPhone, lookupOn(socket, session));
+      toPhone === undefined ? undefined : await this.directory.recipient(number.accountId, toPhone, lookupOn(socket, session.inbound));
     if (recipient?.exists === false) throw new EngineSendError('recipient_not_on_whatsapp', `${toPhone} does not use WhatsApp.`);
     await this.pacer.waitTurn(number.id);
     const { content, pollSecret } = await contentOf(request);
@@ -497,7 +498,7 @@ const PREVIEW_THUMBNAIL_WIDTH = 192;
  * the other form: such an answer belongs to the phone asked in that form, and its JID is where
  * messages to that phone must go (ADR 0050).
  */
-function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<BaileysSession, 'reportIdentities'>): LookupMany {
+function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<SessionInbound, 'reportIdentities'>): LookupMany {
   return async (phones) => {
     const answers = new Map<E164, RecipientAnswer>();
     const byDigits = new Map(phones.map((phone) => [phone.slice(1), phone]));

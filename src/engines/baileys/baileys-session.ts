@@ -1,29 +1,16 @@
-import type { BaileysEventMap, WAMessage, WAMessageUpdate } from 'baileys';
-import { downloadMediaMessage, jidDecode, jidNormalizedUser } from 'baileys';
-import { openPollVote } from './poll-votes.ts';
-import { retryTokenOf } from './media-retry-token.ts';
+import type { BaileysEventMap } from 'baileys';
+import { jidDecode } from 'baileys';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
-import type { IncomingMedia, LinkUpdate } from '../engine.ts';
+import type { LinkUpdate } from '../engine.ts';
 import type { EngineEvents, NumberRestrictedEvent } from '../engine-events.ts';
-import { ACCOUNT_RESTRICTED_CODE, timelockNews, type TimelockNews } from './restrictions.ts';
-import { failedCapRead, mapCapInfo, NEW_CHAT_CAPPED_CODE } from './capping-mapper.ts';
+import { timelockNews, type TimelockNews } from './restrictions.ts';
+import { failedCapRead, mapCapInfo } from './capping-mapper.ts';
 import type { NewChatQuota } from '../engine.ts';
-import { parseE164, type E164 } from '../../domain/phone.ts';
 
 export type { LinkUpdate };
 import type { DatabaseAuthState } from './auth-state-store.ts';
-import {
-  lidNeedingLookup,
-  mapIncomingMessage,
-  mapUnreadableMessage,
-  placeholderId,
-  type InboundDecision,
-  type InboundMedia,
-  type LidResolver,
-} from './inbound-mapper.ts';
-import { PlaceholderWaits } from './placeholder-waits.ts';
-import { mapReceiptUpdate } from './outbound-mapper.ts';
+import { SessionInbound } from './session-inbound.ts';
 import { decideReconnect, type DisconnectFacts, type ReconnectDecision, type ReconnectPolicyOptions } from './reconnect-policy.ts';
 import { proxyRoute, type ProxyRoute } from './proxy-route.ts';
 import { proxyFailureOf } from './proxy-failures.ts';
@@ -31,13 +18,8 @@ import type { ProxyUrl } from '../../domain/proxy-url.ts';
 import type { SessionSocket, SocketFactory } from './session-socket.ts';
 import { SentMessageStore } from './sent-message-store.ts';
 import { GroupMetadataCache } from './group-metadata-cache.ts';
-import { mentionedMembers, participantChanges, settingsChanges } from './group-mapper.ts';
-import type { GroupChange } from '../../domain/groups.ts';
-import type { IdentitySource } from '../../domain/identities.ts';
-import { identitiesOfGroup, identityOfMapping, type LearnedIdentity } from './identity-mapper.ts';
-import { mapCallEvent } from './call-mapper.ts';
-import { mapPresenceUpdate } from './presence-mapper.ts';
-import type { WACallEvent } from 'baileys';
+import { participantChanges, settingsChanges } from './group-mapper.ts';
+import { identitiesOfGroup, identityOfMapping } from './identity-mapper.ts';
 
 /** The most presence subscriptions a session renews on reconnecting. */
 const MAX_PRESENCE_SUBSCRIPTIONS = 256;
@@ -85,14 +67,12 @@ export const SOCKET_EVENTS = [
   'presence.update',
   'message-capping.update',
 ] as const;
-/** Calls the gateway rejected whose echo from WhatsApp is not reported again; the oldest are forgotten first. */
-const MAX_REJECTED_CALLS_KEPT = 256;
 
 /**
  * One number's WhatsApp session: one socket at a time, reconnected by the policy, watched for
  * silence, and reporting its status. The old socket is always ended, and its listeners removed,
  * before a new one is made: two live sockets for one number is how sessions get replaced (440)
- * and messages get lost.
+ * and messages get lost. What the socket hears is reported by its `inbound` side (session-inbound.ts).
  */
 export class BaileysSession {
   status: SessionStatus = 'connecting';
@@ -113,11 +93,7 @@ export class BaileysSession {
   private qrShown = false;
   private readonly linkListeners = new Set<(update: LinkUpdate) => void>();
   readonly sentMessages = new SentMessageStore(1_000);
-  readonly groups = new GroupMetadataCache((metadata) => this.reportIdentities(identitiesOfGroup(metadata), 'group'));
-  /** Calls this session rejected: WhatsApp's own word of the rejection (and the hang-up after it) is not news. */
-  private readonly rejectedCalls = new Set<string>();
-  /** Call updates are reported one after another, so that a call's offer is recorded before its end. */
-  private callsReported: Promise<void> = Promise.resolve();
+  readonly groups = new GroupMetadataCache((metadata) => this.inbound.reportIdentities(identitiesOfGroup(metadata), 'group'));
   /** Whether the number shows itself online: its setting at start, then as setOnline changes it. */
   showOnline: boolean;
   /**
@@ -125,13 +101,20 @@ export class BaileysSession {
    * subscription only for the connection that made it, so each new connection renews them.
    */
   private readonly presenceSubscriptions = new Set<string>();
-
-  /** Placeholders waiting for the copy Baileys asked the sender's phone for (ADR 0051). */
-  private readonly placeholders: PlaceholderWaits;
+  /** What the socket hears, reported as the gateway's events (session-inbound.ts). */
+  readonly inbound: SessionInbound;
 
   constructor(private readonly deps: SessionDependencies) {
     this.showOnline = deps.number.showOnline;
-    this.placeholders = new PlaceholderWaits(deps.timings.placeholderWaitMs, (stub) => void this.reportUnreadable(stub));
+    this.inbound = new SessionInbound(deps, deps.timings.placeholderWaitMs, {
+      socket: () => this.socket,
+      dispatcher: () => this.route?.dispatcher,
+      me: () => this.auth?.state.creds.me,
+      markTraffic: () => this.markTraffic(),
+      groups: this.groups,
+      capMet: (detail) => this.capMet(detail),
+      restricted: (reason, until, detail) => this.restricted(reason, until, detail),
+    });
   }
 
   get lease(): SessionLease {
@@ -162,7 +145,7 @@ export class BaileysSession {
     this.watchdogTimer = undefined;
     clearInterval(this.quotaTimer);
     this.quotaTimer = undefined;
-    await Promise.all(this.placeholders.endAll().map((stub) => this.reportUnreadable(stub)));
+    await this.inbound.endPlaceholders();
     // Writes are queued in order, so saving once more waits for every pending one: the creds on
     // disk are the latest when the process exits.
     await this.auth
@@ -250,8 +233,8 @@ export class BaileysSession {
       () => void this.auth?.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not save WhatsApp creds')),
     );
     socket.ev.on('connection.update', (update) => current() && void this.onConnectionUpdate(update));
-    socket.ev.on('messages.upsert', (upsert) => current() && void this.onMessages(upsert));
-    socket.ev.on('messages.update', (updates) => current() && void this.onReceipts(updates));
+    socket.ev.on('messages.upsert', (upsert) => current() && void this.inbound.onMessages(upsert));
+    socket.ev.on('messages.update', (updates) => current() && void this.inbound.onReceipts(updates));
     // A group that changed is fetched afresh when next needed; one that was just described is kept.
     socket.ev.on('groups.upsert', (groups) => {
       if (current()) for (const group of groups) this.groups.put(group);
@@ -260,25 +243,25 @@ export class BaileysSession {
       if (!current()) return;
       for (const update of updates) {
         if (update.id) this.groups.forget(update.id);
-        this.reportGroupChanges(settingsChanges(update, new Date()));
+        this.inbound.reportGroupChanges(settingsChanges(update, new Date()));
       }
     });
     // WhatsApp tells the LID behind a phone outside messages too: the gateway keeps its own map.
-    socket.ev.on('lid-mapping.update', (mapping) => current() && this.reportIdentities([identityOfMapping(mapping)], 'mapping'));
+    socket.ev.on('lid-mapping.update', (mapping) => current() && this.inbound.reportIdentities([identityOfMapping(mapping)], 'mapping'));
     socket.ev.on(
       'messaging-history.set',
-      (history) => current() && this.reportIdentities((history.lidPnMappings ?? []).map(identityOfMapping), 'mapping'),
+      (history) => current() && this.inbound.reportIdentities((history.lidPnMappings ?? []).map(identityOfMapping), 'mapping'),
     );
-    socket.ev.on('presence.update', (update) => current() && void this.onPresence(update));
+    socket.ev.on('presence.update', (update) => current() && void this.inbound.onPresence(update));
     // WhatsApp pushes its cap on new chats as it changes (Baileys' MessageCappingInfoNotification).
     socket.ev.on('message-capping.update', (info) => current() && void this.reportQuota(mapCapInfo(info)));
     socket.ev.on('call', (calls) => {
-      if (current()) this.callsReported = this.callsReported.then(() => this.onCalls(calls));
+      if (current()) this.inbound.callsHeard(calls);
     });
     socket.ev.on('group-participants.update', (update) => {
       if (!current()) return;
       this.groups.forget(update.id);
-      this.reportGroupChanges(participantChanges(update, new Date()));
+      this.inbound.reportGroupChanges(participantChanges(update, new Date()));
     });
   }
 
@@ -482,210 +465,6 @@ export class BaileysSession {
         this.deps.timings.reconnect,
       ),
     );
-  }
-
-  private async onMessages(upsert: BaileysEventMap['messages.upsert']): Promise<void> {
-    this.markTraffic();
-    // History and appends are old news; only `notify` is a message arriving now.
-    if (upsert.type !== 'notify') return;
-    for (const message of upsert.messages) await this.receive(message);
-  }
-
-  private async receive(message: WAMessage): Promise<void> {
-    // The first message after an ad often comes without its content; Baileys asks the phone for it
-    // again, and the copy arrives as a message of its own with the same id.
-    const placeholder = placeholderId(message);
-    if (placeholder !== undefined) return this.placeholders.hold(placeholder, message);
-    this.placeholders.settle(message.key.id);
-    const decision = mapIncomingMessage(message, await this.lidResolver(message));
-    if (decision.kind === 'skip') {
-      this.deps.logger.debug({ reason: decision.reason, id: message.key.id }, 'skipped an incoming WhatsApp message');
-      return;
-    }
-    if (decision.kind === 'poll_vote') {
-      const { vote, creatorJids, voterJids, pollEngineId } = decision;
-      // Our own number may have made the poll, under its phone or its LID.
-      const ours = [this.socket?.user?.id, this.socket?.user?.lid, this.auth?.state.creds.me?.id, this.auth?.state.creds.me?.lid]
-        .filter((jid): jid is string => typeof jid === 'string')
-        .map((jid) => jidNormalizedUser(jid));
-      await this.deps.events.pollVote({
-        toPhone: this.deps.number.phone,
-        voterPhone: decision.fromPhone,
-        voterLid: decision.fromLid,
-        pollEngineId,
-        at: decision.timestamp ?? new Date(),
-        ...(decision.groupId !== null && { groupId: decision.groupId }),
-        selectedOptions: (poll) =>
-          poll.secret === null
-            ? undefined
-            : openPollVote(
-                vote,
-                { pollEngineId, secret: poll.secret, options: poll.options },
-                [...new Set([...ours, ...creatorJids])],
-                voterJids,
-              ),
-      });
-      return;
-    }
-    if (decision.kind === 'action') {
-      await this.deps.events.incomingAction({
-        toPhone: this.deps.number.phone,
-        actorPhone: decision.fromMe ? this.deps.number.phone : decision.fromPhone,
-        actorLid: decision.fromMe ? null : decision.fromLid,
-        fromMe: decision.fromMe,
-        targetEngineId: decision.targetEngineId,
-        action: decision.action,
-        at: decision.timestamp ?? new Date(),
-        ...(decision.groupId !== null && { groupId: decision.groupId }),
-      });
-      return;
-    }
-    await this.reportMessage(message, decision);
-  }
-
-  private async reportMessage(message: WAMessage, decision: Extract<InboundDecision, { kind: 'message' }>): Promise<void> {
-    const group = decision.groupId === null ? undefined : { id: decision.groupId, subject: await this.groupSubject(decision.groupId) };
-    const mentions = decision.groupId === null ? [] : mentionedMembers(this.groups.cached(decision.groupId), decision.mentionedJids);
-    await this.deps.events.incomingMessage({
-      toPhone: this.deps.number.phone,
-      fromPhone: decision.fromPhone,
-      fromLid: decision.fromLid,
-      ...(message.pushName && { senderName: message.pushName }),
-      contentKind: decision.contentKind,
-      text: decision.text,
-      ...(decision.media !== null && { media: this.downloadable(message, decision.media) }),
-      ...(decision.structured !== null && { structured: decision.structured }),
-      ...(decision.pollSecret !== null && { pollSecret: decision.pollSecret }),
-      engineMessageId: decision.engineMessageId,
-      receivedAt: decision.timestamp ?? new Date(),
-      ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),
-      ...(group !== undefined && { group, mentions }),
-      ...(decision.referral !== null && { referral: decision.referral }),
-    });
-  }
-
-  /** A placeholder whose copy never came, reported as a message that could not be read, so a business can follow up. */
-  private async reportUnreadable(stub: WAMessage): Promise<void> {
-    const decision = mapUnreadableMessage(stub, await this.lidResolver(stub));
-    if (decision.kind !== 'message') return;
-    this.deps.logger.warn({ id: stub.key.id }, "the sender's phone never sent a placeholder message again; reporting it unavailable");
-    await this.reportMessage(stub, decision).catch((error: unknown) =>
-      this.deps.logger.error({ err: error }, 'could not record a message that never arrived'),
-    );
-  }
-
-  /** Baileys' LID store's answer for a LID-only sender, read before the pure mapper runs. */
-  private async lidResolver(message: WAMessage): Promise<LidResolver> {
-    const lid = lidNeedingLookup(message);
-    const phoneJid = lid === undefined ? undefined : await this.socket?.signalRepository.lidMapping.getPNForLID(lid).catch(() => null);
-    return () => phoneJid ?? undefined;
-  }
-
-  /** Hands identities to the gateway's map; a failure to record them loses nothing WhatsApp will not tell again. */
-  reportIdentities(identities: readonly (LearnedIdentity | undefined)[], source: IdentitySource): void {
-    const known = identities.filter((identity): identity is LearnedIdentity => identity !== undefined);
-    if (known.length === 0) return;
-    this.deps.events
-      .identitiesLearned({ toPhone: this.deps.number.phone, identities: known, source })
-      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not record LID mappings'));
-  }
-
-  /** Remembers a call the gateway rejected, so that WhatsApp's echo of it is not reported as news. */
-  noteRejectedCall(callId: string): void {
-    this.rejectedCalls.add(callId);
-    while (this.rejectedCalls.size > MAX_REJECTED_CALLS_KEPT) this.rejectedCalls.delete(this.rejectedCalls.values().next().value!);
-  }
-
-  private async onCalls(calls: WACallEvent[]): Promise<void> {
-    this.markTraffic();
-    for (const update of calls) {
-      const call = mapCallEvent(update);
-      if (call === undefined || (this.rejectedCalls.has(call.call.callId) && call.status !== 'offered')) continue;
-      const fromPhone = call.fromPhone ?? (await this.phoneOfLid(call.fromLid));
-      await this.deps.events
-        .incomingCall({ ...call, fromPhone, toPhone: this.deps.number.phone })
-        .catch((error: unknown) => this.deps.logger.error({ err: error, callId: call.call.callId }, 'could not report a call'));
-    }
-  }
-
-  private async onPresence(update: BaileysEventMap['presence.update']): Promise<void> {
-    this.markTraffic();
-    for (const presence of mapPresenceUpdate(update, new Date())) {
-      const contactPhone = presence.contactPhone ?? (await this.phoneOfLid(presence.contactLid));
-      await this.deps.events
-        .presenceUpdate({ ...presence, contactPhone, toPhone: this.deps.number.phone })
-        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not report a presence'));
-    }
-  }
-
-  /** A LID's phone from Baileys' LID mapping store, where it knows it. */
-  async phoneOfLid(lid: string | null): Promise<E164 | null> {
-    if (lid === null) return null;
-    const phoneJid = await this.socket?.signalRepository.lidMapping.getPNForLID(lid).catch(() => null);
-    const digits = phoneJid ? jidDecode(phoneJid)?.user : undefined;
-    return digits === undefined ? null : (parseE164(`+${digits}`) ?? null);
-  }
-
-  private reportGroupChanges(changes: readonly GroupChange[]): void {
-    for (const change of changes) {
-      this.deps.events
-        .groupChanged({ ...change, toPhone: this.deps.number.phone })
-        .catch((error: unknown) => this.deps.logger.error({ err: error, group: change.groupId }, 'could not record a group change'));
-    }
-  }
-
-  /** A group's subject from the session's cache, fetched once when missing; null if WhatsApp will not say. */
-  private async groupSubject(groupId: string): Promise<string | null> {
-    const socket = this.socket;
-    if (socket === undefined) return this.groups.cached(groupId)?.subject ?? null;
-    return this.groups
-      .get(groupId, (jid) => socket.groupMetadata(jid))
-      .then(
-        (metadata) => metadata.subject,
-        () => null,
-      );
-  }
-
-  /**
-   * The file of an incoming message, fetched from WhatsApp's servers when the receive path asks.
-   * A link that has expired is renewed by asking the sender's phone to upload it again.
-   */
-  private downloadable(message: WAMessage, media: InboundMedia): IncomingMedia {
-    return { ...media, retryToken: retryTokenOf(message), download: () => this.download(message) };
-  }
-
-  /** Downloads a file of an incoming message, now or on a retry (`Engine.downloadAgain`). */
-  async download(message: WAMessage): Promise<AsyncIterable<Buffer>> {
-    const socket = this.socket;
-    const dispatcher = this.route?.dispatcher;
-    const stream = await downloadMediaMessage(message, 'stream', dispatcher === undefined ? {} : { options: { dispatcher } }, {
-      logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
-      reuploadRequest: (stale: WAMessage) =>
-        socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale),
-    });
-    return stream as AsyncIterable<Buffer>;
-  }
-
-  private async onReceipts(updates: WAMessageUpdate[]): Promise<void> {
-    this.markTraffic();
-    for (const update of updates) {
-      const receipt = mapReceiptUpdate(update);
-      // `sent` is already what the send answered; only later news is worth an event.
-      if (receipt === undefined || receipt.status === 'sent') continue;
-      if (receipt.errorCode === NEW_CHAT_CAPPED_CODE)
-        await this.capMet(`WhatsApp refused message ${receipt.engineMessageId} with 475 (new-chat cap)`);
-      await this.deps.events.receipt({
-        lease: this.deps.lease,
-        phone: this.deps.number.phone,
-        engineMessageId: receipt.engineMessageId,
-        status: receipt.status,
-        errorCode: receipt.errorCode ?? null,
-        at: new Date(),
-      });
-      // WhatsApp's ack of a send from a restricted account arrives as a failed receipt with 463.
-      if (receipt.errorCode === ACCOUNT_RESTRICTED_CODE)
-        await this.restricted('restricted', null, `WhatsApp refused message ${receipt.engineMessageId} with 463 (account restricted)`);
-    }
   }
 
   /** A session that says "open" but has heard nothing for a while is asked a cheap question. */

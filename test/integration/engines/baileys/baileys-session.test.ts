@@ -414,7 +414,7 @@ describe('Baileys session: incoming messages', () => {
       assert.equal(rebuilt.key.id, '3EB0C0FFEE');
       assert.deepEqual(Buffer.from(rebuilt.message!.audioMessage!.mediaKey!), Buffer.from(encrypted.mediaKey));
       const chunks: Buffer[] = [];
-      for await (const chunk of await harness.session.download(rebuilt)) chunks.push(chunk);
+      for await (const chunk of await harness.session.inbound.download(rebuilt)) chunks.push(chunk);
       assert.deepEqual(Buffer.concat(chunks), voice, 'the retry decrypts the same voice note');
       assert.equal(retryTokenOf({ key: { id: 'X' } }), null, 'a message without content cannot be fetched again');
     } finally {
