@@ -8,7 +8,6 @@ import { messageOfRetryToken } from './media-retry-token.ts';
 import { memberOf, mentionJids, toGroup } from './group-mapper.ts';
 import { aboutOf, businessOf } from './profile-mapper.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
-import { Readable } from 'node:stream';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
 import {
@@ -31,35 +30,22 @@ import {
 import type { EngineEvents } from '../engine-events.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
-import type { SessionInbound } from './session-inbound.ts';
-import {
-  toActionContent,
-  toChatJid,
-  toChatModification,
-  toMediaContent,
-  toMessageKey,
-  toQuoted,
-  toRecipientJid,
-  toTextContent,
-  toStructuredContent,
-} from './outbound-mapper.ts';
-import { randomBytes } from 'node:crypto';
-import { extractImageThumb } from 'baileys';
+import { toActionContent, toChatJid, toChatModification, toMessageKey, toQuoted, toRecipientJid } from './outbound-mapper.ts';
 import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
 import { failedCapRead, NEW_CHAT_CAPPED_CODE } from './capping-mapper.ts';
-import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
+import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
-import { createBaileysSocket, type SessionSocket, type SocketFactory } from './session-socket.ts';
-import { identityOfCheck } from './identity-mapper.ts';
+import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 import { BAILEYS_ENGINE } from './descriptor.ts';
 import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
 import type { MessageTemplate } from '../../domain/templates.ts';
-import { phoneVariant } from '../../domain/phone-variants.ts';
 import { parseProxyUrl, type ProxyUrl } from '../../domain/proxy-url.ts';
 import { findSealedProxy } from '../../store/repositories/numbers.ts';
-import type { Dispatcher } from 'undici';
+import { hiddenOrNone, pictureAt } from './contact-profiles.ts';
+import { contentOf } from './outgoing-content.ts';
+import { lookupOn } from './recipient-lookup.ts';
 
 export interface BaileysEngineOptions {
   store: Store;
@@ -83,9 +69,6 @@ const DEFAULT_TIMINGS: SessionTimings = {
   placeholderWaitMs: 60_000,
   quotaCheckIntervalMs: 60 * 60_000,
 };
-
-/** A profile picture is a small image; a CDN that takes longer than this is not waited for. */
-const PICTURE_DOWNLOAD_TIMEOUT_MS = 15_000;
 
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
 export class BaileysEngine implements Engine {
@@ -424,106 +407,4 @@ export class BaileysEngine implements Engine {
       throw error;
     }
   }
-}
-
-/** WhatsApp's answer for a profile field the contact hides from us (401) or has not set (404): none. */
-function hiddenOrNone(error: unknown): undefined {
-  const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode;
-  if (statusCode === 401 || statusCode === 404) return undefined;
-  throw groupRefusal(error);
-}
-
-/**
- * A profile picture on WhatsApp's CDN. Its URL's path names the picture (the query carries a
- * signature that changes on every answer), so it tells one picture from the next.
- */
-function pictureAt(url: string, dispatcher: Dispatcher | undefined): NonNullable<ContactProfile['picture']> {
-  return {
-    version: url.split('?')[0]!,
-    download: async () => {
-      // Through the number's proxy, as its other traffic to WhatsApp goes (ADR 0063).
-      const response = await fetch(url, { signal: AbortSignal.timeout(PICTURE_DOWNLOAD_TIMEOUT_MS), ...(dispatcher && { dispatcher }) });
-      if (!response.ok || response.body === null) throw new Error(`WhatsApp's CDN answered ${response.status} for a profile picture.`);
-      return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>) as AsyncIterable<Buffer>;
-    },
-  };
-}
-
-/**
- * The message as Baileys builds it: a text (with its link preview), a file (view-once or not),
- * or a place, cards or a poll. A poll's secret is made here, so that the gateway keeps it to
- * open the votes, whatever Baileys' own cache has forgotten.
- */
-async function contentOf(request: OutgoingMessage): Promise<{ content: AnyMessageContent; pollSecret?: Buffer }> {
-  const { media, structured } = request;
-  if (media !== undefined)
-    return {
-      content: toMediaContent(
-        { ...media, bytes: { stream: await media.open() } },
-        request.text,
-        structured !== undefined && 'viewOnce' in structured,
-      ),
-    };
-  if (structured === undefined || 'viewOnce' in structured) return { content: toTextContent(request.text) };
-  if ('linkPreview' in structured)
-    return { content: toTextContent(request.text, structured.linkPreview, await smallThumbnail(request.linkPreviewThumbnail)) };
-  if ('template' in structured || 'interactive' in structured) throw capabilityDeclined('baileys', 'send_template', 'send it');
-  const pollSecret = 'poll' in structured ? randomBytes(32) : undefined;
-  return {
-    content: toStructuredContent(structured, request.text, pollSecret ?? new Uint8Array()),
-    ...(pollSecret !== undefined && { pollSecret }),
-  };
-}
-
-/**
- * A preview's image as the small JPEG WhatsApp shows beside a link, made by Baileys' own
- * thumbnailer; without an image library it cannot be made, and the preview goes without.
- */
-async function smallThumbnail(image: Buffer | undefined): Promise<Buffer | undefined> {
-  if (image === undefined) return undefined;
-  try {
-    return (await extractImageThumb(image, PREVIEW_THUMBNAIL_WIDTH)).buffer as Buffer;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The width of a link preview's thumbnail, as WhatsApp's apps make it. */
-const PREVIEW_THUMBNAIL_WIDTH = 192;
-
-/**
- * One onWhatsApp query for many phones. WhatsApp answers each account on WhatsApp by its JID, the
- * number it registered with, and leaves out the others. That JID is the phone asked for, or, in a
- * country whose numbers have two forms (Brazil's ninth digit, Mexico's 52 1, Argentina's 54 9),
- * the other form: such an answer belongs to the phone asked in that form, and its JID is where
- * messages to that phone must go (ADR 0050).
- */
-function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<SessionInbound, 'reportIdentities'>): LookupMany {
-  return async (phones) => {
-    const answers = new Map<E164, RecipientAnswer>();
-    const byDigits = new Map(phones.map((phone) => [phone.slice(1), phone]));
-    const answered = (await socket.onWhatsApp(...byDigits.keys())) ?? [];
-    // Newer WhatsApp answers name the phone's LID as well, which the map keeps.
-    session.reportIdentities(answered.map(identityOfCheck), 'check');
-    const asAnswer = (answer: (typeof answered)[number]): RecipientAnswer => ({
-      exists: answer.exists === true,
-      waId: answer.exists === true ? `${userOf(answer.jid)}@s.whatsapp.net` : null,
-    });
-    // Exact answers first, so that a variant answer never takes a phone asked in both forms.
-    const unmatched = answered.filter((answer) => {
-      const phone = byDigits.get(userOf(answer.jid));
-      if (phone !== undefined) answers.set(phone, asAnswer(answer));
-      return phone === undefined;
-    });
-    for (const answer of unmatched) {
-      const phone = phoneVariant(`+${userOf(answer.jid)}`);
-      if (phone !== undefined && byDigits.has(phone.slice(1)) && !answers.has(phone)) answers.set(phone, asAnswer(answer));
-    }
-    return answers;
-  };
-}
-
-/** A JID's user part: the digits, without server or device. */
-function userOf(jid: string): string {
-  return jid.split('@')[0]!.split(':')[0]!;
 }
