@@ -16,7 +16,8 @@ import {
   renewIdempotencyLease,
   type IdempotencyRecord,
 } from '../store/repositories/idempotency-keys.ts';
-import type { SendMessageService, SendOutcome, SendRequest } from './send-message.ts';
+import type { SendMessageService } from './send-message.ts';
+import type { SendOutcome, SendRequest } from './send-request.ts';
 
 /** A key answers for 24 hours after its first use; then it is treated as never used. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60_000;

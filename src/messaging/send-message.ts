@@ -5,18 +5,17 @@ import { extendMediaRetention } from '../store/repositories/media.ts';
 import { newId } from '../domain/ids.ts';
 import type { Message, SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
-import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
+import { effectiveMonthlyLimit, type PlanName, usagePeriod } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
 import { declineUncarried } from '../engines/capability-declined.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { whatsAppRateLimited } from './session-refusals.ts';
-import { roleOf, type Group } from '../domain/groups.ts';
 import type { GroupService } from './groups.ts';
 import type { SendHold } from '../domain/number-pauses.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { structuredKind, type LinkPreviewAsk, type StructuredContent } from '../domain/structured-content.ts';
+import { structuredKind } from '../domain/structured-content.ts';
 import { listInterruptedSends } from '../store/repositories/messages.ts';
 import { queueRelease } from '../store/repositories/status-writes.ts';
 import type { Logger } from 'pino';
@@ -29,64 +28,9 @@ import { RecentSends } from './recent-sends.ts';
 import { SendOutcomes, type EngineAnswer } from './send-outcomes.ts';
 import { settleWaiting } from '../store/repositories/send-queue.ts';
 import type { WaitingMessage } from '../store/repositories/waiting-messages.ts';
-import type { SendGovernor, SendSchedule, StoredSettings } from './governor/send-governor.ts';
-import type { WaitReason } from './governor/decision.ts';
-
-/** A send to a phone, or to a group `number` is in (mentioning some of its members). */
-export type SendRequest = SendContent &
-  ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
-
-/** What a send's checks need: who sends, to whom, quoting what, and when (assertSendable). */
-export type SendCheck = Pick<SendContent, 'number' | 'replyTo' | 'schedule' | 'structured'> &
-  ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
-
-interface SendContent {
-  /** The account's number that sends, as the request's dispatch resolved it (once). */
-  number: WhatsAppNumber;
-  text: string;
-  /** The message's id, when the caller chose it beforehand (an idempotent send does). */
-  messageId?: string;
-  /** The file to send, with `text` as its caption. */
-  media?: MediaObject;
-  /**
-   * What identifies the request's file for idempotency: its bytes' hash and the caller's claims
-   * (http/operations/sending.ts), so that a key reused with another file is caught.
-   */
-  mediaFingerprint?: string;
-  /** The message_id of a message of this chat that the send quotes. */
-  replyTo?: string;
-  /** A location, cards or a poll instead of a text; or, beside `media`, that it is view-once. */
-  structured?: StructuredContent;
-  /**
-   * A text's link preview as the caller asked for it (fetched, or given), which idempotency
-   * compares; what it became is in `structured`, with its thumbnail beside.
-   */
-  linkPreview?: LinkPreviewAsk;
-  linkPreviewThumbnail?: Buffer;
-  /** send_at and expires_at: the message waits in the number's queue for its time. */
-  schedule?: SendSchedule;
-}
-
-/** A message the governor keeps in its number's queue: when it is due to leave, and why it waits. */
-interface QueuedSend {
-  /** Null while the number is paused until someone resumes it. */
-  scheduledFor: Date | null;
-  expiresAt: Date;
-  waitReason: WaitReason;
-}
-
-/** A send's outcome: the message, and its place in the queue when it must wait (202). */
-export type SendOutcome = Message & { queue?: QueuedSend };
-
-interface QuotaTerms {
-  accountId: string;
-  plan: PlanName;
-  limit: number | null;
-  period: string;
-  at: Date;
-  /** The send policies stored for the number and its account, read with the terms. */
-  policies: StoredSettings;
-}
+import type { SendGovernor } from './governor/send-governor.ts';
+import { assertMembers, notConnected, numberPaused, quotaExceeded } from './send-refusals.ts';
+import type { QuotaTerms, SendCheck, SendOutcome, SendRequest } from './send-request.ts';
 
 /**
  * The send use case, after authentication and body validation. Its order of checks is the API's
@@ -458,48 +402,4 @@ export class SendMessageService {
     const used = await monthlyUsed(this.store.db, terms.accountId, terms.period);
     if (used >= terms.limit) throw quotaExceeded(terms, used);
   }
-}
-
-/** Every mentioned phone must be a member other than the sender, or WhatsApp would highlight nobody. */
-function assertMembers(group: Group, mentions: readonly E164[], sender: E164): void {
-  const index = mentions.findIndex((phone) => phone === sender || roleOf(group, phone) === undefined);
-  if (index < 0) return;
-  const phone = mentions[index]!;
-  const why = phone === sender ? 'is from_phone itself' : `is not a member of group ${group.id}`;
-  throw new AppError('invalid_mention', `mentions[${index}] ${phone} ${why}; mention members only.`, { field: `mentions[${index}]` });
-}
-
-function quotaExceeded(terms: QuotaTerms, used: number): AppError {
-  const resetAt = usagePeriodResetAt(terms.at).toISOString();
-  return new AppError(
-    'quota_exceeded',
-    `This account has used its monthly message volume (${terms.limit} on the ${terms.plan} plan); it resets at ${resetAt}.`,
-    { plan: terms.plan, used, limit: terms.limit, resets_at: resetAt },
-  );
-}
-
-/** When a client is asked to look again at a number paused until someone resumes it. */
-const INDEFINITE_PAUSE_RETRY_AFTER_SECONDS = 60;
-
-function numberPaused(number: WhatsAppNumber, held: { reason: string; until: Date | null }): AppError {
-  const until = held.until?.toISOString() ?? null;
-  const retryAfterSeconds =
-    held.until === null ? INDEFINITE_PAUSE_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((held.until.getTime() - Date.now()) / 1000));
-  return new AppError(
-    'number_paused',
-    `from_phone is paused (${held.reason.replace(/_/g, ' ')})${until === null ? ' until it is resumed' : ` until ${until}`}; nothing was sent.`,
-    {
-      from_phone: number.phone,
-      reason: held.reason,
-      until,
-      retry_after_seconds: retryAfterSeconds,
-    },
-  );
-}
-
-function notConnected(number: WhatsAppNumber, status: string): AppError {
-  return new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, {
-    from_phone: number.phone,
-    status,
-  });
 }

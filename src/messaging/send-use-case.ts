@@ -21,7 +21,8 @@ import type { IdentityMap } from './identities.ts';
 import type { NumberCheckService } from './number-checks.ts';
 import type { SendBacklog } from './send-backlog.ts';
 import { assertViewOnceKind, firstLink, type MediaInput, type SendInput } from './send-input.ts';
-import type { SendMessageService, SendOutcome, SendRequest } from './send-message.ts';
+import type { SendMessageService } from './send-message.ts';
+import type { SendOutcome, SendRequest } from './send-request.ts';
 
 /** What a send reaches, and how its answer is written. */
 export interface SendParts {

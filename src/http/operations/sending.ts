@@ -1,5 +1,5 @@
 import type { MediaObject } from '../../domain/media.ts';
-import type { SendOutcome } from '../../messaging/send-message.ts';
+import type { SendOutcome } from '../../messaging/send-request.ts';
 import type { SendAnswer, SendParts } from '../../messaging/send-use-case.ts';
 import { presentMessage } from '../message-input.ts';
 import type { Answer } from './operation.ts';
