@@ -4,9 +4,9 @@ import { parseE164 } from '../domain/phone.ts';
 import { parsePersonRef } from '../domain/identities.ts';
 import { phoneOfLidInAccount } from '../store/repositories/contacts.ts';
 import type { Store } from '../store/database.ts';
-import { findMessageById } from '../store/repositories/messages.ts';
+import { findMessageById, findMessagesByIds } from '../store/repositories/messages.ts';
 import { listMessages, type MessageFilter } from '../store/repositories/message-pages.ts';
-import { findReplies, listReactions, listRevisions, type Reaction, type Revision } from '../store/repositories/conversations.ts';
+import { findReplies, listReactionsOf, listRevisionsOf, type Reaction, type Revision } from '../store/repositories/conversations.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 
 /**
@@ -19,6 +19,12 @@ export type HistoryQuery = Omit<MessageFilter, 'accountId' | 'before' | 'unresol
   /** The person on the other side, by phone or by LID: one conversation whichever they wrote by. */
   with?: string;
 };
+
+/** What happened to a message since it was stored: the reactions on it now, and the texts it had before. */
+export interface MessageChanges {
+  reactions: Reaction[];
+  revisions: Revision[];
+}
 
 export interface HistoryPage {
   messages: Message[];
@@ -40,9 +46,21 @@ export class MessageHistoryService {
   }
 
   /** What happened to a message since: the reactions on it now, and the texts it had before. */
-  async changes(message: Message): Promise<{ reactions: Reaction[]; revisions: Revision[] }> {
-    const [reactions, revisions] = await Promise.all([listReactions(this.store.db, message.id), listRevisions(this.store.db, message.id)]);
-    return { reactions, revisions };
+  async changes(message: Message): Promise<MessageChanges> {
+    return (await this.changesOf([message])).get(message.id)!;
+  }
+
+  /** What happened to each of the messages since, by its id: two queries for the lot, whatever their number. */
+  async changesOf(messages: readonly Message[]): Promise<Map<string, MessageChanges>> {
+    const ids = messages.map((message) => message.id);
+    const [reactions, revisions] = await Promise.all([listReactionsOf(this.store.db, ids), listRevisionsOf(this.store.db, ids)]);
+    return new Map(ids.map((id) => [id, { reactions: reactions.get(id) ?? [], revisions: revisions.get(id) ?? [] }]));
+  }
+
+  /** Those of the messages that are the account's, by id, each with what it quotes; the others are left out. */
+  async findEach(scope: AccountScope, ids: readonly string[]): Promise<Map<string, Message>> {
+    const found = (await findMessagesByIds(this.store.db, ids)).filter((message) => message.accountId === scope.accountId);
+    return new Map((await this.withReplies(found)).map((message) => [message.id, message]));
   }
 
   /** The messages, each with what it quotes: one query for the lot. */

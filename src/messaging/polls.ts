@@ -8,7 +8,7 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { findByEngineId } from '../store/repositories/conversations.ts';
 import { knownSubject } from '../store/repositories/groups.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
-import { findPollSecret, listSelections, saveSelection } from '../store/repositories/polls.ts';
+import { findPollSecret, listSelections, listSelectionsOf, saveSelection } from '../store/repositories/polls.ts';
 import type { Executor } from '../store/database.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
@@ -77,8 +77,28 @@ export class PollService {
 
   /** The tally of a message that is a poll; undefined for any other message. */
   async tally(message: Message): Promise<PollTally | undefined> {
-    const poll = pollOf(message.structured);
-    return poll === undefined ? undefined : tallyOf(this.store.db, message.id, poll);
+    return (await this.talliesOf([message])).get(message.id);
+  }
+
+  /** The tallies of those of the messages that are polls, by id: one query for the lot (none without a poll). */
+  async talliesOf(messages: readonly Message[]): Promise<Map<string, PollTally>> {
+    const polls = messages.flatMap((message) => {
+      const poll = pollOf(message.structured);
+      return poll === undefined ? [] : [{ id: message.id, poll }];
+    });
+    const selections = await listSelectionsOf(
+      this.store.db,
+      polls.map(({ id }) => id),
+    );
+    return new Map(
+      polls.map(({ id, poll }) => [
+        id,
+        tallyPoll(
+          poll,
+          (selections.get(id) ?? []).map((selection) => selection.options),
+        ),
+      ]),
+    );
   }
 }
 

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import { senderAddress, type Message, type WhatsAppNumber } from '../../domain/model.ts';
-import type { SharedContact, SharedLocation } from '../../domain/structured-content.ts';
+import type { PollTally, SharedContact, SharedLocation } from '../../domain/structured-content.ts';
 import type { NamedChat } from '../../messaging/chats.ts';
+import type { MessageChanges } from '../../messaging/message-history.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { ScopedAccount } from '../context.ts';
 
@@ -180,22 +181,26 @@ async function threadBubbles(
   });
   // A direct chat is the person's own messages: what they wrote in a group belongs to the group's.
   const messages = page.messages.filter((message) => groupId !== undefined || message.group == null).reverse();
-  const byId = new Map(messages.map((message) => [message.id, message]));
-  return Promise.all(messages.map((message) => toBubble(gateway, account, message, byId, groupId !== undefined)));
+  // A fixed number of queries for the thread, whatever its length: every open tab polls it.
+  const [changes, tallies, quoted] = await Promise.all([
+    gateway.history.changesOf(messages),
+    gateway.polls.talliesOf(messages),
+    quotedMessages(gateway, account, messages),
+  ]);
+  return messages.map((message) =>
+    toBubble(message, { changes: changes.get(message.id)!, tally: tallies.get(message.id), quoted }, groupId !== undefined),
+  );
 }
 
-async function toBubble(
-  gateway: Services,
-  account: ScopedAccount,
-  message: Message,
-  thread: Map<string, Message>,
-  inGroup: boolean,
-): Promise<BubbleView> {
-  const [changes, tally, quoted] = await Promise.all([
-    gateway.history.changes(message),
-    gateway.polls.tally(message),
-    quotedOf(gateway, account, message, thread),
-  ]);
+/** What a bubble shows besides the message itself, read for the whole thread at once. */
+interface BubbleExtras {
+  changes: MessageChanges;
+  tally: PollTally | undefined;
+  /** The messages the thread's replies quote, by id: the thread's own and the account's older ones. */
+  quoted: Map<string, Message>;
+}
+
+function toBubble(message: Message, { changes, tally, quoted }: BubbleExtras, inGroup: boolean): BubbleView {
   const structured = message.structured;
   const location = structured !== null && 'location' in structured ? structured.location : undefined;
   const deleted = message.times?.revoked != null;
@@ -219,7 +224,7 @@ async function toBubble(
     at: message.createdAt,
     deleted,
     earlierTexts: changes.revisions.filter((revision) => revision.kind === 'edited').map((revision) => revision.previousText),
-    quoted,
+    quoted: quotedOf(message, quoted),
     reactions: [...reactions].map(([emoji, count]) => ({ emoji, count })),
     poll:
       tally === undefined || structured === null || !('poll' in structured)
@@ -236,18 +241,20 @@ async function toBubble(
   };
 }
 
-/** The text a reply quotes: from the thread when it is there, else from the account's history. */
-async function quotedOf(
-  gateway: Services,
-  account: ScopedAccount,
-  message: Message,
-  thread: Map<string, Message>,
-): Promise<{ text: string } | null | undefined> {
+/** The messages the thread's replies quote: from the thread when there, the rest from the account's history in one read. */
+async function quotedMessages(gateway: Services, account: ScopedAccount, messages: readonly Message[]): Promise<Map<string, Message>> {
+  const thread = new Map(messages.map((message) => [message.id, message]));
+  const elsewhere = [...new Set(messages.flatMap((message) => message.replyTo?.messageId ?? []))].filter((id) => !thread.has(id));
+  const older = elsewhere.length === 0 ? new Map<string, Message>() : await gateway.history.findEach(account.scope, elsewhere);
+  return new Map([...thread, ...older]);
+}
+
+/** The text a reply quotes, or null when the quoted message is not stored here; undefined for a message that is no reply. */
+function quotedOf(message: Message, quoted: Map<string, Message>): { text: string } | null | undefined {
   if (message.replyTo == null) return undefined;
   const id = message.replyTo.messageId;
-  if (id === null) return null;
-  const quoted = thread.get(id) ?? (await gateway.history.find(account.scope, id).catch(() => undefined));
-  return quoted === undefined ? null : { text: previewOf(quoted) };
+  const found = id === null ? undefined : quoted.get(id);
+  return found === undefined ? null : { text: previewOf(found) };
 }
 
 /** What a bubble shows, hashed: a new message, a status, an edit, a reaction or a vote changes it. */

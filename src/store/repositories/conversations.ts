@@ -3,6 +3,7 @@ import { newId } from '../../domain/ids.ts';
 import type { ExpressionBuilder } from 'kysely';
 import type { Executor } from '../database.ts';
 import type { Database } from '../schema.ts';
+import { groupedByMessage } from './grouped-rows.ts';
 import { MESSAGE_COLUMNS, toMessage } from './messages.ts';
 
 export interface Reaction {
@@ -74,9 +75,11 @@ export async function saveReaction(db: Executor, message: Pick<Message, 'id' | '
     .execute();
 }
 
-export async function listReactions(db: Executor, messageId: string): Promise<Reaction[]> {
-  const rows = await db.selectFrom('message_reactions').selectAll().where('message_id', '=', messageId).orderBy('reacted_at').execute();
-  return rows.map((row) => ({
+/** The reactions on each of the messages, oldest first: one query for the lot; a message with none is absent. */
+export async function listReactionsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Reaction[]>> {
+  if (messageIds.length === 0) return new Map();
+  const rows = await db.selectFrom('message_reactions').selectAll().where('message_id', 'in', messageIds).orderBy('reacted_at').execute();
+  return groupedByMessage(rows, (row) => ({
     reactor: row.reactor,
     fromUs: row.from_us === 1,
     emoji: row.emoji,
@@ -118,15 +121,17 @@ export async function reviseMessage(
   return toMessage(row);
 }
 
-export async function listRevisions(db: Executor, messageId: string): Promise<Revision[]> {
+/** The revisions of each of the messages, oldest first: one query for the lot; a message never changed is absent. */
+export async function listRevisionsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Revision[]>> {
+  if (messageIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('message_revisions')
     .selectAll()
-    .where('message_id', '=', messageId)
+    .where('message_id', 'in', messageIds)
     .orderBy('changed_at')
     .orderBy('id')
     .execute();
-  return rows.map((row) => ({
+  return groupedByMessage(rows, (row) => ({
     kind: row.kind as Revision['kind'],
     previousText: row.previous_text,
     fromUs: row.from_us === 1,

@@ -1,4 +1,5 @@
 import type { Executor } from '../database.ts';
+import { groupedByMessage } from './grouped-rows.ts';
 
 /** One voter's current selection of a poll. */
 export interface PollSelection {
@@ -57,14 +58,20 @@ export async function saveSelection(db: Executor, messageId: string, selection: 
 
 /** Every voter's current selection of the poll, oldest vote first. */
 export async function listSelections(db: Executor, messageId: string): Promise<PollSelection[]> {
+  return (await listSelectionsOf(db, [messageId])).get(messageId) ?? [];
+}
+
+/** Every voter's current selection of each of the polls, oldest vote first: one query for the lot; a poll without votes is absent. */
+export async function listSelectionsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, PollSelection[]>> {
+  if (messageIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('poll_votes')
     .selectAll()
-    .where('message_id', '=', messageId)
+    .where('message_id', 'in', messageIds)
     .orderBy('voted_at')
     .orderBy('voter')
     .execute();
-  return rows.map((row) => ({
+  return groupedByMessage(rows, (row) => ({
     voter: row.voter,
     voterPhone: row.voter_phone,
     voterLid: row.voter_lid,

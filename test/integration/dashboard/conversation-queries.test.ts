@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ScopedAccount } from '../../../src/dashboard/context.ts';
+import { presentThread } from '../../../src/dashboard/presenters/conversations.ts';
+import { newId } from '../../../src/domain/ids.ts';
+import type { Message } from '../../../src/domain/model.ts';
+import type { E164 } from '../../../src/domain/phone.ts';
+import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
+import type { Store } from '../../../src/store/database.ts';
+import { noteChatMessages } from '../../../src/store/repositories/chats.ts';
+import { insertReply, reviseMessage, saveReaction } from '../../../src/store/repositories/conversations.ts';
+import { insertMessages } from '../../../src/store/repositories/message-batches.ts';
+import { saveSelection } from '../../../src/store/repositories/polls.ts';
+import { countingStatements, dialects } from '../../support/databases.ts';
+import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+
+/** The service as the gateway built it, reading through another store (its own fields copied, the store replaced). */
+function readingThrough<Service extends object>(service: Service, store: Store): Service {
+  return Object.assign(Object.create(Object.getPrototypeOf(service) as object) as Service, service, { store });
+}
+
+// Every open chat tab polls its thread every 2 s: one render must cost the same few queries
+// whatever the thread's length, not a few per message.
+for (const dialect of dialects) {
+  describe(`dashboard: a chat thread's queries (${dialect})`, () => {
+    let test: TestGateway;
+    let account: ScopedAccount;
+    let number: { id: string; phone: string };
+    /** A message of another chat of the account, which each thread's last message quotes. */
+    let elsewhere: Message;
+
+    const message = (peer: string, index: number, extra: Partial<Message> = {}): Message => ({
+      id: newId('message'),
+      accountId: account.id,
+      numberId: number.id,
+      direction: index % 2 === 0 ? 'inbound' : 'outbound',
+      fromPhone: (index % 2 === 0 ? peer : number.phone) as E164,
+      fromLid: null,
+      toPhone: (index % 2 === 0 ? number.phone : peer) as E164,
+      text: `message ${index}`,
+      contentKind: 'text',
+      mediaId: null,
+      structured: null,
+      status: index % 2 === 0 ? 'received' : 'delivered',
+      engineMessageId: `QUERIES${newId('message')}`,
+      createdAt: new Date(Date.now() - 3_600_000 + index * 1000),
+      ...extra,
+    });
+
+    /** A chat of `length` messages, each reacted to and edited, with a poll voted on and replies quoting in and out of the thread. */
+    const seedThread = async (length: number): Promise<string> => {
+      const peer = uniquePhone();
+      const messages = Array.from({ length }, (_unused, index) => message(peer, index));
+      messages[1] = {
+        ...messages[1]!,
+        contentKind: 'poll',
+        text: '',
+        structured: { poll: { question: 'Lunch?', options: ['Yes', 'No'], selectableCount: 1 } },
+      };
+      const db = test.gateway.store.db;
+      await insertMessages(db, messages);
+      await noteChatMessages(db, messages);
+      for (const [index, stored] of messages.entries()) {
+        await saveReaction(db, stored, { reactor: peer, fromUs: false, emoji: '👍', reactedAt: new Date() });
+        if (index !== 1)
+          await reviseMessage(db, stored, { kind: 'edited', text: `message ${index}, edited`, fromUs: index % 2 === 1, at: new Date() });
+      }
+      await saveSelection(db, messages[1]!.id, { voter: peer, voterPhone: peer, voterLid: null, options: ['Yes'], votedAt: new Date() });
+      await insertReply(db, messages[length - 2]!, { messageId: messages[0]!.id, engineMessageId: messages[0]!.engineMessageId! });
+      await insertReply(db, messages[length - 1]!, { messageId: elsewhere.id, engineMessageId: elsewhere.engineMessageId! });
+      return peer;
+    };
+
+    /** One render of the thread, as GET …/thread makes it, and the statements it ran. */
+    const renderCounted = async (peer: string) => {
+      const { db, statements } = countingStatements(test.gateway.store.db);
+      const store = { ...test.gateway.store, db };
+      const gateway = {
+        chats: readingThrough(test.gateway.chats, store),
+        history: readingThrough(test.gateway.history, store),
+        numbers: readingThrough(test.gateway.numbers, store),
+        polls: readingThrough(test.gateway.polls, store),
+      };
+      const thread = await presentThread(gateway, account, number.id, peer);
+      return { thread, statements: statements() };
+    };
+
+    before(async () => {
+      test = await startTestGateway(dialect);
+      const seeded = await seedAccount(test.gateway);
+      account = { ...(await test.gateway.accounts.getAccount(seeded.accountId)), scope: accountScope(seeded.accountId) };
+      number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
+      elsewhere = message(uniquePhone(), 0, { text: 'from another chat' });
+      await insertMessages(test.gateway.store.db, [elsewhere]);
+    });
+    after(() => test?.close());
+
+    it('renders a thread of 50 messages with as many queries as one of 5, and shows every reaction, edit, vote and quote', async () => {
+      const short = await renderCounted(await seedThread(5));
+      const long = await renderCounted(await seedThread(50));
+
+      assert.equal(long.thread.bubbles.length, 50);
+      for (const { thread } of [short, long]) {
+        const bubbles = thread.bubbles;
+        const last = bubbles.length - 1;
+        assert.ok(
+          bubbles.every((bubble) => bubble.reactions.length === 1 && bubble.reactions[0]!.emoji === '👍'),
+          'every bubble shows its reaction',
+        );
+        assert.deepEqual(bubbles[0]!.earlierTexts, ['message 0']);
+        assert.deepEqual(bubbles[1]!.poll, {
+          question: 'Lunch?',
+          voters: 1,
+          options: [
+            { option: 'Yes', votes: 1 },
+            { option: 'No', votes: 0 },
+          ],
+        });
+        assert.deepEqual(bubbles[last - 1]!.quoted, { text: 'message 0, edited' }, 'a quote of a message of the thread');
+        assert.deepEqual(bubbles[last]!.quoted, { text: 'from another chat' }, 'a quote of a message of another chat');
+      }
+      assert.equal(long.statements, short.statements, `a thread of 50 ran ${long.statements} statements, one of 5 ran ${short.statements}`);
+    });
+  });
+}
