@@ -9,20 +9,25 @@ export function capabilityDeclined(engine: EngineKind, capability: string, why: 
   return new AppError('capability_not_supported', `The ${engine} engine cannot ${why}.`, { engine, capability });
 }
 
+/** Content of a message that not every engine can carry (EngineCapabilities.uncarried). */
+export type OptionalContent = 'template' | 'interactive' | 'poll' | 'viewOnce';
+
+/** How a refusal of each names what the engine cannot do. */
+const UNCARRIED: Record<OptionalContent, { capability: string; why: string }> = {
+  template: { capability: 'send_template', why: "send message templates: they are the Cloud API's" },
+  interactive: { capability: 'send_interactive', why: "send buttons, lists or call-to-action links: they are the Cloud API's" },
+  poll: { capability: 'send_poll', why: 'send polls' },
+  viewOnce: { capability: 'send_view_once', why: 'send view-once files' },
+};
+
 /**
- * What an engine cannot carry in a message, declined before anything reaches the network:
- * templates and interactive messages are Meta's (the Cloud API engine); polls and view-once files
- * are not (the Cloud API has neither). The sender asks this too before it stores or queues a
- * message, so a send for later is refused as a send now is, not failed when its time comes.
+ * Declines a message whose content its engine cannot carry (what its capabilities list as
+ * `uncarried`), before anything reaches the network. The engine asks this as it sends, and the
+ * sender before it stores or queues a message, so a send for later is refused as a send now is,
+ * not failed when its time comes.
  */
-export function declineUncarried(engine: EngineKind, structured: object | undefined): void {
+export function declineUncarried(engine: EngineKind, uncarried: readonly OptionalContent[], structured: object | undefined): void {
   if (structured === undefined) return;
-  if (engine === 'cloud') {
-    if ('poll' in structured) throw capabilityDeclined(engine, 'send_poll', 'send polls');
-    if ('viewOnce' in structured) throw capabilityDeclined(engine, 'send_view_once', 'send view-once files');
-    return;
-  }
-  if ('template' in structured) throw capabilityDeclined(engine, 'send_template', "send message templates: they are the Cloud API's");
-  if ('interactive' in structured)
-    throw capabilityDeclined(engine, 'send_interactive', "send buttons, lists or call-to-action links: they are the Cloud API's");
+  const kind = uncarried.find((each) => each in structured);
+  if (kind !== undefined) throw capabilityDeclined(engine, UNCARRIED[kind].capability, UNCARRIED[kind].why);
 }

@@ -10,6 +10,7 @@ import type { GroupMember as Contact } from '../domain/groups.ts';
 import type { InboundSimulator } from './inbound-simulator.ts';
 import type { NewChatQuota } from '../domain/new-chat-quota.ts';
 import type { MessageTemplate } from '../domain/templates.ts';
+import type { OptionalContent } from './capability-declined.ts';
 
 export type { NewChatQuota };
 
@@ -156,6 +157,8 @@ export interface EngineCapabilities {
    * over many numbers starts them one after another rather than all at once.
    */
   staggeredStart: boolean;
+  /** What a message of this engine cannot carry: declined with a 422 before it is stored or sent. */
+  uncarried: readonly OptionalContent[];
 }
 
 /** A message to one phone, or to a group our number is in. */

@@ -7,7 +7,6 @@ import type { Message, SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
-import { declineUncarried } from '../engines/capability-declined.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { whatsAppRateLimited } from './session-refusals.ts';
 import type { GroupService } from './groups.ts';
@@ -166,7 +165,7 @@ export class SendMessageService {
     const { at } = terms;
     if (request.schedule !== undefined) this.governor.checkSchedule(request.schedule, at);
     // What the number's engine cannot carry is refused now, not when a queued message's time comes.
-    declineUncarried(number.engine, request.structured);
+    this.supervisor.declineUncarried(number, request.structured);
     // A reply names a message of this very chat, or the request is wrong whatever else holds.
     const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
     const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);

@@ -1,3 +1,4 @@
+import { declineUncarried } from '../engines/capability-declined.ts';
 import type { StaleWrites } from './stale-writes.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
@@ -303,6 +304,12 @@ export class SessionSupervisor implements SessionHost {
   /** Whether `restart` would act on the number as it stands. */
   restartable(number: WhatsAppNumber): boolean {
     return this.links(number) && RESTARTABLE.has(number.status);
+  }
+
+  /** Declines a message whose content the number's engine cannot carry (422 capability_not_supported naming the engine). */
+  declineUncarried(number: WhatsAppNumber, structured: object | undefined): void {
+    const engine = this.engineFor(number);
+    if (engine !== undefined) declineUncarried(engine.kind, engine.capabilities.uncarried, structured);
   }
 
   /** Whether the number is linked to a phone (QR or pairing code) before it connects. */

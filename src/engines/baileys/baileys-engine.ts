@@ -320,7 +320,7 @@ export class BaileysEngine implements Engine {
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
-    declineUncarried('baileys', request.structured);
+    declineUncarried(this.kind, this.capabilities.uncarried, request.structured);
     const { session, socket } = this.connected(number);
     // A person goes to the JID WhatsApp named for the phone, which may be its other form (ADR 0050).
     const toPhone = isGroupMessage(request) ? undefined : request.toPhone;

@@ -6,6 +6,12 @@ import type { EngineDescriptor } from '../registry.ts';
  */
 export const BAILEYS_ENGINE = {
   kind: 'baileys',
-  capabilities: { simulatedInbound: false, simulatedSessionStatus: false, linking: true, staggeredStart: true },
+  capabilities: {
+    simulatedInbound: false,
+    simulatedSessionStatus: false,
+    linking: true,
+    staggeredStart: true,
+    uncarried: ['template', 'interactive'],
+  },
   initialStatus: 'connecting',
 } as const satisfies EngineDescriptor;

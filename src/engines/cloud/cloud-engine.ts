@@ -27,13 +27,19 @@ import { customerWindow, windowClosed } from './customer-window.ts';
 import { GraphApiError, type GraphAccess, type GraphApi, type GraphTemplate } from './graph-api.ts';
 import { assertTemplateParameters, findApprovedTemplate, type MessageTemplate } from '../../domain/templates.ts';
 import { readCloudDelivery, type CloudIncomingMedia } from './inbound-mapper.ts';
-import { toCloudMessage, toCloudReaction, type CloudMessageBody } from './outbound-mapper.ts';
+import { CLOUD_UNCARRIED, toCloudMessage, toCloudReaction, type CloudMessageBody } from './outbound-mapper.ts';
 import { declinedCapabilities } from './declined-capabilities.ts';
 
 /** What the gateway knows of the Cloud API engine: no linking (Meta's ids and token stand for it), no simulation. */
 const CLOUD_ENGINE = {
   kind: 'cloud',
-  capabilities: { simulatedInbound: false, simulatedSessionStatus: false, linking: false, staggeredStart: false },
+  capabilities: {
+    simulatedInbound: false,
+    simulatedSessionStatus: false,
+    linking: false,
+    staggeredStart: false,
+    uncarried: CLOUD_UNCARRIED,
+  },
   initialStatus: 'connecting',
 } as const satisfies EngineDescriptor;
 

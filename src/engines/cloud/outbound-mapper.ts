@@ -2,7 +2,7 @@ import type { MediaKind } from '../../domain/media.ts';
 import type { SharedContact, SharedLocation } from '../../domain/structured-content.ts';
 import type { TemplateSend } from '../../domain/templates.ts';
 import type { InteractiveMessage } from '../../domain/interactive.ts';
-import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
+import { capabilityDeclined, declineUncarried, type OptionalContent } from '../capability-declined.ts';
 import type { MessageRef, OutgoingMessage } from '../engine.ts';
 
 // Our outgoing messages as Meta's Cloud API message objects (the body of POST
@@ -21,6 +21,9 @@ const CLOUD_MEDIA_TYPE: Record<MediaKind, 'image' | 'video' | 'audio' | 'documen
   document: 'document',
   sticker: 'sticker',
 };
+
+/** What a Cloud API message cannot carry: Meta has no polls and no view-once files. */
+export const CLOUD_UNCARRIED: readonly OptionalContent[] = ['poll', 'viewOnce'];
 
 /** Meta's `to`: the phone's digits, without the plus. */
 function cloudRecipient(phone: string): string {
@@ -44,7 +47,7 @@ function contentOf(request: OutgoingMessage, mediaId: string | undefined): Recor
   if (structured !== undefined && 'template' in structured) return { type: 'template', template: templateOf(structured.template) };
   if (structured !== undefined && 'interactive' in structured)
     return { type: 'interactive', interactive: interactiveOf(structured.interactive) };
-  declineUncarried('cloud', structured);
+  declineUncarried('cloud', CLOUD_UNCARRIED, structured);
   if (request.media !== undefined && mediaId !== undefined) {
     const type = CLOUD_MEDIA_TYPE[request.media.kind];
     // Meta shows a caption on images, videos and documents only, and a file name on documents.

@@ -8,6 +8,7 @@ import {
   type ChatPresence,
   type ChatTarget,
   type Engine,
+  type EngineCapabilities,
   type NewChatQuota,
   type IncomingMedia,
   MediaGoneError,
@@ -94,7 +95,13 @@ interface SandboxSession {
  */
 export class SandboxEngine implements Engine, SimulatedSessions {
   readonly kind = 'sandbox' as const;
-  readonly capabilities = { simulatedInbound: true, simulatedSessionStatus: true, linking: false, staggeredStart: false };
+  readonly capabilities: EngineCapabilities = {
+    simulatedInbound: true,
+    simulatedSessionStatus: true,
+    linking: false,
+    staggeredStart: false,
+    uncarried: ['template', 'interactive'],
+  };
   readonly initialStatus: SessionStatus = 'connected';
   /** The other side of the engine's numbers: simulated phones and the network's rehearsals. */
   readonly simulator: SandboxSimulator;
@@ -265,7 +272,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     // Templates and interactive messages are Meta's: the sandbox rehearses WhatsApp's phones, which have neither (docs/cloud-api.md).
-    declineUncarried('sandbox', request.structured);
+    declineUncarried(this.kind, this.capabilities.uncarried, request.structured);
     const { media, replyTo } = request;
     // As WhatsApp does, a phone written in its other form reaches the account under its own.
     const to = isGroupMessage(request) ? request.toGroup : sandboxRegisteredForm(request.toPhone);

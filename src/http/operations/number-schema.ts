@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
-import type { WhatsAppNumber } from '../../domain/model.ts';
+import { engineKinds, type WhatsAppNumber } from '../../domain/model.ts';
 import { pauseReasons, presentPause, type NumberPause } from '../../domain/number-pauses.ts';
 
 const pausedSchema = {
@@ -41,7 +41,7 @@ export const numberSchema = {
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
     engine: {
       type: 'string',
-      enum: ['sandbox', 'baileys', 'cloud'],
+      enum: engineKinds,
       description:
         "sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers, linked as a phone's companion; cloud ones are on Meta's Cloud API (docs/cloud-api.md).",
     },

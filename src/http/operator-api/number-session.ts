@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import { AppError } from '../../domain/errors.ts';
 import type { AuditActor } from '../../domain/audit.ts';
-import type { WhatsAppNumber } from '../../domain/model.ts';
+import { engineKinds, type WhatsAppNumber } from '../../domain/model.ts';
 import type { OperatorScope } from '../../domain/tenant-scope.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { LinkAttempt } from '../../messaging/number-linking.ts';
@@ -47,7 +47,7 @@ const sessionSchema = {
     number_id: { type: 'string' },
     account_id: { type: 'string' },
     phone: { type: 'string' },
-    engine: { type: 'string', enum: ['sandbox', 'baileys', 'cloud'] },
+    engine: { type: 'string', enum: engineKinds },
     status: { type: 'string', description: "The session's status as every node sees it (connected, logged_out, …)." },
     status_reason: { type: ['string', 'null'] },
     link: linkSchema,
