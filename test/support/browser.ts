@@ -1,7 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '../../src/config.ts';
+import type { WhatsAppNumber } from '../../src/domain/model.ts';
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
+import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
+import { startServer } from '../../src/server.ts';
+import { createTestDatabase, type Dialect } from './databases.ts';
+import { uniquePhone } from './gateway.ts';
 
 /** Debian's Chromium, which .ci/run and scripts/test.sh install; Playwright's own download is not used. */
 const CHROMIUM_PATH = process.env.WAGW_CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -34,4 +41,64 @@ export function browserTestConfig(databaseUrl: string, env: Record<string, strin
     WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
     ...env,
   });
+}
+
+/** A gateway of its own database with one number, served on a free port, with a Chromium page beside it. */
+export interface ServedInChromium {
+  gateway: Gateway;
+  number: WhatsAppNumber;
+  baseUrl: string;
+  page: Page;
+  /** Closes the browser and the server, and drops the test's database. */
+  close(): Promise<void>;
+}
+
+/**
+ * The console's browser tests' start: a fresh database and gateway (`env` on top of
+ * browserTestConfig's), an operator who signs in with `operator`, one number of `engine` in an
+ * account, the gateway served, and Chromium at 1280 by 900.
+ */
+export async function operatorNumberInChromium(
+  dialect: Dialect,
+  operator: { email: string; password: string },
+  options: { engine: WhatsAppNumber['engine']; env?: Record<string, string>; boundaries?: GatewayBoundaries },
+): Promise<ServedInChromium> {
+  const database = await createTestDatabase(dialect);
+  try {
+    const config = browserTestConfig(database.url, options.env);
+    const gateway = await createGateway(config, createLogger(config), options.boundaries);
+    await gateway.accounts.ensureOperator(operator.email, operator.password);
+    const account = await gateway.accounts.createAccount({ name: `An account in a browser` });
+    const number = await gateway.numbers.addNumber(operatorScope(), {
+      accountId: account.id,
+      phone: uniquePhone(),
+      engine: options.engine,
+    });
+    const server = await startServer(gateway);
+    const baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
+    const browser = await launchChromium().catch(async (error: unknown) => {
+      await server.stop();
+      throw error;
+    });
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    const close = async () => {
+      await browser.close();
+      server.app.server.closeAllConnections();
+      await server.stop();
+      await database.drop();
+    };
+    return { gateway, number, baseUrl, page, close };
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
+/** Signs in through the login form, as a person does, and waits to leave it. */
+export async function signInWithForm(page: Page, baseUrl: string, user: { email: string; password: string }): Promise<void> {
+  await page.goto(`${baseUrl}/login`);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith('/login'));
 }

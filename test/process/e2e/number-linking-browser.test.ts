@@ -1,19 +1,14 @@
-import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 /**
  * The live QR in Chromium: the operator starts linking, and each QR WhatsApp offers replaces the
  * one on screen without a reload. WhatsApp's servers are fake sockets; the rest is real.
  */
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import { startServer, type RunningServer } from '../../../src/server.ts';
-import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
 import { RecordingSocketFactory } from '../../support/fake-whatsapp.ts';
-import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
-import { uniquePhone } from '../../support/gateway.ts';
-import { browserTestConfig, launchChromium, saveScreenshot } from '../../support/browser.ts';
+import { dialects } from '../../support/databases.ts';
+import { operatorNumberInChromium, saveScreenshot, signInWithForm, type ServedInChromium } from '../../support/browser.ts';
 import { CONDITION_WAIT_MS } from '../../support/waiting.ts';
 
 const OPERATOR = { email: 'operator@linking-browser.test', password: 'operator password 1' };
@@ -22,41 +17,23 @@ const POLL_WAIT_MS = CONDITION_WAIT_MS;
 
 for (const dialect of dialects) {
   describe(`linking a number in Chromium (${dialect})`, () => {
-    let database: TestDatabase;
-    let gateway: Gateway;
-    let server: RunningServer;
-    let browser: Browser;
+    let served: ServedInChromium;
     let page: Page;
     let baseUrl: string;
     let number: WhatsAppNumber;
     const whatsapp = new RecordingSocketFactory();
 
     before(async () => {
-      database = await createTestDatabase(dialect);
-      const config = browserTestConfig(database.url);
-      gateway = await createGateway(config, createLogger(config), { baileysSocketFactory: whatsapp.create });
-      await gateway.accounts.ensureOperator(OPERATOR.email, OPERATOR.password);
-      const account = await gateway.accounts.createAccount({ name: 'Linking in a browser' });
-      number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone(), engine: 'baileys' });
-      server = await startServer(gateway);
-      baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
-      browser = await launchChromium();
-      page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      served = await operatorNumberInChromium(dialect, OPERATOR, {
+        engine: 'baileys',
+        boundaries: { baileysSocketFactory: whatsapp.create },
+      });
+      ({ number, baseUrl, page } = served);
     });
-
-    after(async () => {
-      await browser?.close();
-      server?.app.server.closeAllConnections();
-      await server?.stop();
-      await database?.drop();
-    });
+    after(() => served?.close());
 
     it('swaps in each new QR without a reload, and shows the outcome once the phone links', async () => {
-      await page.goto(`${baseUrl}/login`);
-      await page.getByLabel('Email').fill(OPERATOR.email);
-      await page.getByLabel('Password').fill(OPERATOR.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/operator/);
+      await signInWithForm(page, baseUrl, OPERATOR);
 
       await page.goto(`${baseUrl}/operator/numbers/${number.id}`);
       await page.getByRole('button', { name: 'Link with a QR code' }).click();
