@@ -1,5 +1,5 @@
 import type { ChatSummary } from '../messaging/chats.ts';
-import { ref } from './message-schemas.ts';
+import { ref } from './schema-refs.ts';
 
 /** A chat of a number as the chat list shows it: the `Chat` component. */
 const chatComponent = {

@@ -1,4 +1,4 @@
-import { ref } from './message-schemas.ts';
+import { ref } from './schema-refs.ts';
 
 /** The group models of the public API, as named shared schemas (openapi-components.ts). */
 const groupSummaryProperties = {

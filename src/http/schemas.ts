@@ -1,8 +1,6 @@
 import type { InteractiveInput } from '../domain/interactive.ts';
 import { errorCatalogue, type ErrorCode } from '../domain/errors.ts';
-import { ref } from './message-schemas.ts';
-
-export { ref } from './message-schemas.ts';
+import { ref } from './schema-refs.ts';
 
 /**
  * JSON schemas of the public API. They drive validation, the response serializers and the

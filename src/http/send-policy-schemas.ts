@@ -2,7 +2,7 @@ import { MIN_CAP, PRESET_NAMES } from '../domain/send-policy.ts';
 import { WAIT_REASONS } from '../messaging/governor/decision.ts';
 import { presentNewChatQuota } from '../domain/new-chat-quota.ts';
 import type { QueueView } from '../messaging/governor/send-queue-service.ts';
-import { ref } from './message-schemas.ts';
+import { ref } from './schema-refs.ts';
 
 /**
  * A count of 1 or more, or null for no cap. A cap of 0 is refused: "never send" is a pause

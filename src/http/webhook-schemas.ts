@@ -1,7 +1,8 @@
 import type { OpenAPIV3_2 } from '@fastify/swagger';
 import { mediaKinds } from '../domain/media.ts';
 import { pauseReasons, resumeReasons } from '../domain/number-pauses.ts';
-import { mediaFileProperties, ref, structuredFields } from './message-schemas.ts';
+import { mediaFileProperties, structuredFields } from './message-content-schemas.ts';
+import { ref } from './schema-refs.ts';
 
 /**
  * The payload of every webhook event (docs/webhooks.md), as named shared schemas, and the

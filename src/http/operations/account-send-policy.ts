@@ -1,5 +1,5 @@
 import { parseSettingInput } from '../../domain/send-policy.ts';
-import { ref } from '../message-schemas.ts';
+import { ref } from '../schema-refs.ts';
 import { sendPolicySettingInput } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';

@@ -1,5 +1,7 @@
 import { mediaKinds } from '../../domain/media.ts';
-import { mediaFileProperties, messageResponseFields, ref, structuredFields } from '../message-schemas.ts';
+import { mediaFileProperties, structuredFields } from '../message-content-schemas.ts';
+import { messageResponseFields } from '../message-schemas.ts';
+import { ref } from '../schema-refs.ts';
 import { pageOffsetParameter } from '../schemas.ts';
 
 const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received', 'cancelled', 'expired'] as const;

@@ -1,5 +1,5 @@
 import { unknownNumberId } from './number-schema.ts';
-import { ref } from '../message-schemas.ts';
+import { ref } from '../schema-refs.ts';
 import { pageOffsetParameter } from '../schemas.ts';
 import { presentQueue } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';

@@ -1,5 +1,5 @@
 import { parsePhoneField } from '../message-input.ts';
-import { ref } from '../message-schemas.ts';
+import { ref } from '../schema-refs.ts';
 import { SANDBOX_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
 import { presentPoll, pollOf } from '../../domain/structured-content.ts';

@@ -1,6 +1,6 @@
 import { CALL_REPLY_TEXT_MAX_LENGTH } from '../../domain/calls.ts';
 import { parseSettingInput } from '../../domain/send-policy.ts';
-import { ref } from '../message-schemas.ts';
+import { ref } from '../schema-refs.ts';
 import { sendPolicySettingInput } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { numberSchema, presentNumber, unknownNumberId } from './number-schema.ts';

@@ -1,7 +1,7 @@
 import { AppError } from '../../../domain/errors.ts';
 import type { ChatChange } from '../../../engines/engine.ts';
 import { MUTED_FOREVER } from '../../../messaging/chats.ts';
-import { ref } from '../../message-schemas.ts';
+import { ref } from '../../schema-refs.ts';
 import { defineSessionOperation, ok } from '../operation.ts';
 import { fromPhone } from '../groups/group-number.ts';
 import { CHAT_CHANGE_ERRORS, chatChangeBodySchema, chatParamsSchema, muteBodySchema, presentChats } from './chat-requests.ts';

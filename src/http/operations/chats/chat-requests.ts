@@ -2,7 +2,7 @@ import type { ErrorCode } from '../../../domain/errors.ts';
 import type { ChatSummary } from '../../../messaging/chats.ts';
 import type { AccountScope } from '../../../domain/tenant-scope.ts';
 import { presentChatSummary } from '../../chat-schemas.ts';
-import { ref } from '../../message-schemas.ts';
+import { ref } from '../../schema-refs.ts';
 import { pageOffsetParameter } from '../../schemas.ts';
 import { KEYED_ERRORS, NUMBER_READ_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from '../error-responses.ts';
 import { presentPage } from '../message-presenting.ts';

@@ -1,4 +1,4 @@
-import { ref } from '../../message-schemas.ts';
+import { ref } from '../../schema-refs.ts';
 import { pageOffsetParameter } from '../../schemas.ts';
 import { NUMBER_READ_ERRORS } from '../error-responses.ts';
 

@@ -1,5 +1,5 @@
 import { contactComponent, presentContact } from '../../contact-schemas.ts';
-import { ref } from '../../message-schemas.ts';
+import { ref } from '../../schema-refs.ts';
 import { defineOperation, ok } from '../operation.ts';
 import { groupNumber } from '../groups/group-number.ts';
 import { CONTACT_ERRORS, contactParamsSchema, oneContactQuerySchema } from './contact-requests.ts';

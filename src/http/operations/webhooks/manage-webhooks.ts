@@ -1,5 +1,5 @@
 import { FOR_API_CLIENTS } from '../../caller-constraint.ts';
-import { ref } from '../../message-schemas.ts';
+import { ref } from '../../schema-refs.ts';
 import { KEYED_ERRORS } from '../error-responses.ts';
 import { defineOperation, ok } from '../operation.ts';
 import { createWebhookBody, presentWebhook, updateWebhookBody, webhookParams } from './webhook-resource-schemas.ts';

@@ -1,7 +1,7 @@
 import { webhookEventTypes, messageScopes, type Webhook, type WebhookAttempt } from '../../../domain/webhooks.ts';
 import type { DeliveryWithAttempts } from '../../../webhooks/webhooks-service.ts';
 import { MAX_WEBHOOK_DESCRIPTION_LENGTH } from '../../../webhooks/webhooks-service.ts';
-import { ref } from '../../message-schemas.ts';
+import { ref } from '../../schema-refs.ts';
 
 // The webhooks a key with the `webhooks` scope manages (docs/webhooks.md, "Over the API"): the
 // resource, its deliveries and their attempts, as the document names them.
