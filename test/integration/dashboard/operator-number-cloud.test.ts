@@ -176,6 +176,17 @@ for (const dialect of dialects) {
       assert.deepEqual(await auditOf(number), []);
     });
 
+    it("adds a cloud number from its account's page, whose own page then offers the settings", async () => {
+      const accountPage = `/operator/accounts/${accountId}`;
+      assert.match((await operator.get(accountPage)).body, /<option value="cloud">Cloud API/);
+      const phone = uniquePhone();
+      assert.equal((await operator.post(`${accountPage}/numbers`, { phone, engine: 'cloud' })).statusCode, 303);
+      const added = await test.gateway.numbers.findNumber(operatorScope(), phone);
+      assert.equal(added.engine, 'cloud');
+      const page = await operator.get(pageOf(added));
+      assert.ok(page.body.includes(`action="${actionOf(added)}"`), 'the Cloud API form posts under its account');
+    });
+
     it('shows no such form for a number on another engine, and refuses a post for it as the API does', async () => {
       const sandbox = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'sandbox' });
       const page = await operator.get(pageOf(sandbox));
