@@ -5,7 +5,16 @@ import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { ChatChange, ChatTarget } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
-import { changeChatState, findChat, listChats, listNamedChats, type ChatRow, type ChatStateChange } from '../store/repositories/chats.ts';
+import {
+  changeChatState,
+  findChat,
+  findNamedChat,
+  listChats,
+  listNamedChats,
+  type ChatRow,
+  type ChatStateChange,
+  type NamedChatRow,
+} from '../store/repositories/chats.ts';
 import { identitiesOf, phoneOfLid } from '../store/repositories/contacts.ts';
 import { findMessagesByIds } from '../store/repositories/messages.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
@@ -82,11 +91,7 @@ export class ChatService {
       const numberRows = byNumber.get(number.id) ?? [];
       for (const summary of await this.summaries(number, numberRows)) {
         const row = numberRows.find((candidate) => candidate.chat_id === summary.chatId)!;
-        named.set(`${number.id} ${summary.chatId}`, {
-          ...summary,
-          numberId: number.id,
-          name: row.contact_name ?? row.group_subject ?? summary.group?.subject ?? null,
-        });
+        named.set(`${number.id} ${summary.chatId}`, namedChat(number, summary, row));
       }
     }
     return rows.flatMap((row) => named.get(`${row.number_id} ${row.chat_id}`) ?? []);
@@ -95,6 +100,12 @@ export class ChatService {
   async find(number: WhatsAppNumber, rawChat: string): Promise<ChatSummary> {
     const row = await this.row(number, rawChat);
     return (await this.summaries(number, [row]))[0]!;
+  }
+
+  /** One chat, by what a path names, with the name it goes by: what `named` lists of it, however old it is. */
+  async findNamed(number: WhatsAppNumber, rawChat: string): Promise<NamedChat> {
+    const row = await this.rowBy(number, rawChat, findNamedChat);
+    return namedChat(number, (await this.summaries(number, [row]))[0]!, row);
   }
 
   async change(number: WhatsAppNumber, rawChat: string, change: ChatChange): Promise<ChatSummary> {
@@ -108,9 +119,17 @@ export class ChatService {
   }
 
   /** The chat a path names: a group id, a LID (the phone's chat once the map knows it), or a phone. */
-  private async row(number: WhatsAppNumber, raw: string): Promise<ChatRow> {
+  private row(number: WhatsAppNumber, raw: string): Promise<ChatRow> {
+    return this.rowBy(number, raw, findChat);
+  }
+
+  private async rowBy<Row>(
+    number: WhatsAppNumber,
+    raw: string,
+    read: (db: Store['db'], numberId: string, chatId: string) => Promise<Row | undefined>,
+  ): Promise<Row> {
     const chatId = await this.chatIdOf(number, raw.trim());
-    const row = chatId === undefined ? undefined : await findChat(this.store.db, number.id, chatId);
+    const row = chatId === undefined ? undefined : await read(this.store.db, number.id, chatId);
     if (row === undefined) throw new AppError('chat_not_found', `${number.phone} has no chat with ${raw.slice(0, 64)}.`, { field: 'chat' });
     return row;
   }
@@ -158,6 +177,11 @@ export class ChatService {
       ];
     });
   }
+}
+
+/** The chat with the name it goes by: the person's WhatsApp name, else the group's subject as the number or its last message knows it. */
+function namedChat(number: WhatsAppNumber, summary: ChatSummary, row: NamedChatRow): NamedChat {
+  return { ...summary, numberId: number.id, name: row.contact_name ?? row.group_subject ?? summary.group?.subject ?? null };
 }
 
 function chatTarget(chatId: string, last: Message): ChatTarget {

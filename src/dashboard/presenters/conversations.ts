@@ -123,12 +123,9 @@ export async function presentConversation(
   canReply: boolean,
 ): Promise<ConversationView> {
   const number = await ownNumber(gateway, account, numberId);
-  const chat = await gateway.chats.find(number, rawChat);
-  const [named] = (await gateway.chats.named(account.scope, [number], undefined, CHATS_LISTED)).filter(
-    (candidate) => candidate.chatId === chat.chatId,
-  );
+  const chat = await gateway.chats.findNamed(number, rawChat);
   const address = chat.group?.id ?? chat.phone ?? chat.lid ?? chat.chatId;
-  const name = named?.name ?? chat.group?.subject ?? null;
+  const name = chat.name;
   const bubbles = await threadBubbles(gateway, account, number, chat.group?.id, chat.phone ?? chat.lid ?? chat.chatId);
   return {
     numberId: number.id,
@@ -143,7 +140,7 @@ export async function presentConversation(
     threadHref: `${conversationHref(number.id, chat.chatId)}/thread`,
     version: threadVersion(bubbles),
     draft: '',
-    replyKey: `dashboard:${crypto.randomUUID()}`,
+    replyKey: newReplyKey(),
     error: undefined,
   };
 }
@@ -161,9 +158,30 @@ export async function presentThread(
   return { bubbles, version: threadVersion(bubbles) };
 }
 
+/** Where a reply goes: the number and the chat alone, without the thread a page shows. */
+export async function presentReplyTarget(
+  gateway: Services,
+  account: ScopedAccount,
+  numberId: string,
+  rawChat: string,
+): Promise<{ numberPhone: string; chatId: string; isGroup: boolean; href: string }> {
+  const number = await ownNumber(gateway, account, numberId);
+  const chat = await gateway.chats.find(number, rawChat);
+  return { numberPhone: number.phone, chatId: chat.chatId, isGroup: chat.group !== null, href: conversationHref(number.id, chat.chatId) };
+}
+
+/** A fresh key for a reply, so that a form sent twice sends once. */
+export function newReplyKey(): string {
+  return `dashboard:${crypto.randomUUID()}`;
+}
+
+/** The account's number by the id its link names; a phone in its place, or another account's number, is not found. */
 async function ownNumber(gateway: Services, account: ScopedAccount, numberId: string): Promise<WhatsAppNumber> {
-  const number = (await gateway.numbers.listNumbers(account.scope)).find((candidate) => candidate.id === numberId);
-  if (number === undefined) throw new AppError('number_not_found', 'Your account has no such number.', { field: 'number_id' });
+  const number = await gateway.numbers.findNumber(account.scope, numberId).catch((error: unknown) => {
+    if (error instanceof AppError && error.code === 'number_not_found') return undefined;
+    throw error;
+  });
+  if (number?.id !== numberId) throw new AppError('number_not_found', 'Your account has no such number.', { field: 'number_id' });
   return number;
 }
 

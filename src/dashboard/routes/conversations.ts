@@ -3,7 +3,7 @@ import { httpStatusFor } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formText, queryText } from '../forms.ts';
-import { presentChats, presentConversation, presentThread } from '../presenters/conversations.ts';
+import { newReplyKey, presentChats, presentConversation, presentReplyTarget, presentThread } from '../presenters/conversations.ts';
 import { ChatsPage, ConversationPage, Thread } from '../views/conversations-page.tsx';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
@@ -45,18 +45,20 @@ export function registerConversationRoutes(app: FastifyInstance, gateway: Servic
   app.post<ChatParams>('/conversations/:numberId/:chat/reply', { preHandler: requireManager }, async (request, reply) => {
     const account = accountOf(request);
     const { numberId, chat } = request.params;
-    const view = await presentConversation(gateway, account, numberId, chat, true);
+    // The send needs only the number and the chat: the page is built only to show a refusal.
+    const target = await presentReplyTarget(gateway, account, numberId, chat);
     const text = formText(request.body, 'message');
     const key = formText(request.body, 'reply_key');
     const sent = await attempt(() =>
       gateway.chatReplies.send(account.scope, userActor(request), {
-        fromPhone: view.numberPhone,
-        to: view.isGroup ? { group: view.chatId } : { phone: view.chatId },
+        fromPhone: target.numberPhone,
+        to: target.isGroup ? { group: target.chatId } : { phone: target.chatId },
         text,
-        idempotencyKey: REPLY_KEY.test(key) ? key : view.replyKey,
+        idempotencyKey: REPLY_KEY.test(key) ? key : newReplyKey(),
       }),
     );
     if (!sent.ok) {
+      const view = await presentConversation(gateway, account, numberId, chat, true);
       const failed = { ...view, draft: text, error: sent.error.message };
       return sendPage(
         reply,
@@ -64,6 +66,6 @@ export function registerConversationRoutes(app: FastifyInstance, gateway: Servic
         httpStatusFor(sent.error.code),
       );
     }
-    return reply.redirect(view.href, 303);
+    return reply.redirect(target.href, 303);
   });
 }

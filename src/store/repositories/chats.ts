@@ -155,8 +155,7 @@ export interface NamedChatRow extends ChatRow {
 /**
  * The account's chats on the given numbers, latest activity first, with the names each is known
  * by; narrowed by `search` (a piece of the phone, the group id, the contact's name or the group's
- * subject, any case). The names are read by correlated subqueries on each table's own key, so a
- * person with two rows in the map (phone and LID) cannot list a chat twice, as a join could.
+ * subject, any case).
  */
 export async function listNamedChats(
   db: Executor,
@@ -166,30 +165,7 @@ export async function listNamedChats(
   limit: number,
 ): Promise<NamedChatRow[]> {
   if (numberIds.length === 0) return [];
-  let query = db
-    .selectFrom('chats')
-    .selectAll('chats')
-    .select((eb) => [
-      eb
-        .selectFrom('contacts')
-        .select('contacts.whatsapp_name')
-        .whereRef('contacts.number_id', '=', 'chats.number_id')
-        .where((inner) =>
-          inner.or([inner('contacts.phone', '=', inner.ref('chats.chat_id')), inner('contacts.lid', '=', inner.ref('chats.chat_id'))]),
-        )
-        .where('contacts.whatsapp_name', 'is not', null)
-        .limit(1)
-        .as('contact_name'),
-      eb
-        .selectFrom('number_groups')
-        .select('number_groups.subject')
-        .whereRef('number_groups.number_id', '=', 'chats.number_id')
-        .whereRef('number_groups.group_id', '=', 'chats.chat_id')
-        .limit(1)
-        .as('group_subject'),
-    ])
-    .where('chats.account_id', '=', accountId)
-    .where('chats.number_id', 'in', numberIds);
+  let query = selectNamedChats(db).where('chats.account_id', '=', accountId).where('chats.number_id', 'in', numberIds);
   // LIKE's wildcards in the search are dropped rather than escaped: no phone, id or name needs
   // them, and the two databases spell an escape differently.
   const term = search
@@ -225,4 +201,39 @@ export async function listNamedChats(
     );
   }
   return query.orderBy('chats.last_activity_at', 'desc').orderBy('chats.chat_id', 'desc').limit(limit).execute();
+}
+
+/** One chat of the number with the names it is known by, as listNamedChats reads them; undefined when the number has no such chat. */
+export async function findNamedChat(db: Executor, numberId: string, chatId: string): Promise<NamedChatRow | undefined> {
+  return selectNamedChats(db).where('chats.number_id', '=', numberId).where('chats.chat_id', '=', chatId).executeTakeFirst();
+}
+
+/**
+ * Chats with the names each is known by: the contact's WhatsApp name and the group's subject, by
+ * correlated subqueries on each table's own key, so that a person with two rows in the map
+ * (phone and LID) cannot yield a chat twice, as a join could.
+ */
+function selectNamedChats(db: Executor) {
+  return db
+    .selectFrom('chats')
+    .selectAll('chats')
+    .select((eb) => [
+      eb
+        .selectFrom('contacts')
+        .select('contacts.whatsapp_name')
+        .whereRef('contacts.number_id', '=', 'chats.number_id')
+        .where((inner) =>
+          inner.or([inner('contacts.phone', '=', inner.ref('chats.chat_id')), inner('contacts.lid', '=', inner.ref('chats.chat_id'))]),
+        )
+        .where('contacts.whatsapp_name', 'is not', null)
+        .limit(1)
+        .as('contact_name'),
+      eb
+        .selectFrom('number_groups')
+        .select('number_groups.subject')
+        .whereRef('number_groups.number_id', '=', 'chats.number_id')
+        .whereRef('number_groups.group_id', '=', 'chats.chat_id')
+        .limit(1)
+        .as('group_subject'),
+    ]);
 }

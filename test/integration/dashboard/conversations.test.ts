@@ -8,26 +8,30 @@ import type { E164 } from '../../../src/domain/phone.ts';
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import type { Store } from '../../../src/store/database.ts';
 import { noteChatMessages } from '../../../src/store/repositories/chats.ts';
+import { noteContact } from '../../../src/store/repositories/contacts.ts';
 import { insertReply, reviseMessage, saveReaction } from '../../../src/store/repositories/conversations.ts';
 import { insertMessages } from '../../../src/store/repositories/message-batches.ts';
 import { saveSelection } from '../../../src/store/repositories/polls.ts';
 import { countingStatements, dialects } from '../../support/databases.ts';
+import { DashboardClient } from '../../support/dashboard-client.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 
 /** The service as the gateway built it, reading through another store (its own fields copied, the store replaced). */
 function readingThrough<Service extends object>(service: Service, store: Store): Service {
   return Object.assign(Object.create(Object.getPrototypeOf(service) as object) as Service, service, { store });
 }
 
-// Every open chat tab polls its thread every 2 s: one render must cost the same few queries
-// whatever the thread's length, not a few per message.
+// A chat's page: its name however old the chat, its thread read in a few queries whatever its
+// length (every open chat tab polls it every 2 s), and the reply box.
 for (const dialect of dialects) {
-  describe(`dashboard: a chat thread's queries (${dialect})`, () => {
+  describe(`dashboard: a chat's page (${dialect})`, () => {
     let test: TestGateway;
     let account: ScopedAccount;
     let number: { id: string; phone: string };
     /** A message of another chat of the account, which each thread's last message quotes. */
     let elsewhere: Message;
+    let owner: DashboardClient;
 
     const message = (peer: string, index: number, extra: Partial<Message> = {}): Message => ({
       id: newId('message'),
@@ -86,12 +90,17 @@ for (const dialect of dialects) {
     };
 
     before(async () => {
-      test = await startTestGateway(dialect);
+      // A short limit on a message's length, so that the reply box's refusal is one of the send's own.
+      test = await startTestGateway(dialect, { WAGW_MAX_MESSAGE_LENGTH: '100' });
       const seeded = await seedAccount(test.gateway);
       account = { ...(await test.gateway.accounts.getAccount(seeded.accountId)), scope: accountScope(seeded.accountId) };
       number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
       elsewhere = message(uniquePhone(), 0, { text: 'from another chat' });
       await insertMessages(test.gateway.store.db, [elsewhere]);
+      const email = `owner-${seeded.accountId}@conversations.test`;
+      await createTestUser(test.gateway, { accountId: seeded.accountId, email, password: 'correct horse battery', role: 'owner' });
+      owner = new DashboardClient(test);
+      assert.equal((await owner.signIn(email, 'correct horse battery')).statusCode, 303);
     });
     after(() => test?.close());
 
@@ -120,6 +129,53 @@ for (const dialect of dialects) {
         assert.deepEqual(bubbles[last]!.quoted, { text: 'from another chat' }, 'a quote of a message of another chat');
       }
       assert.equal(long.statements, short.statements, `a thread of 50 ran ${long.statements} statements, one of 5 ran ${short.statements}`);
+    });
+
+    it('names a chat older than the newest 100 by its contact name', async () => {
+      const db = test.gateway.store.db;
+      const oldest = uniquePhone();
+      const first = message(oldest, 0, { createdAt: new Date(Date.now() - 7_200_000) });
+      await insertMessages(db, [first]);
+      await noteChatMessages(db, [first]);
+      await noteContact(
+        db,
+        { numberId: number.id, accountId: account.id },
+        { phone: oldest as E164, lid: null, whatsappName: 'Ada Lovelace' },
+        new Date(),
+      );
+      const newer = Array.from({ length: 101 }, (_unused, index) =>
+        message(uniquePhone(), 0, { createdAt: new Date(Date.now() - 60_000 + index) }),
+      );
+      await insertMessages(db, newer);
+      await noteChatMessages(db, newer);
+
+      const page = await owner.get(`/conversations/${number.id}/${encodeURIComponent(oldest)}`);
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, /<h1[^>]*>\s*Ada Lovelace\s*</);
+      assert.ok(page.body.includes(oldest), 'the phone is shown under the name');
+    });
+
+    it('sends a reply and comes back to the chat; a refused one shows the page again with the draft', async () => {
+      const peer = uniquePhone();
+      const first = message(peer, 0);
+      await insertMessages(test.gateway.store.db, [first]);
+      await noteChatMessages(test.gateway.store.db, [first]);
+      const href = `/conversations/${number.id}/${encodeURIComponent(peer)}`;
+      assert.equal((await owner.get(href)).statusCode, 200);
+      const sent = await owner.post(`${href}/reply`, { message: 'On my way', reply_key: `dashboard:${crypto.randomUUID()}` });
+      assert.equal(sent.statusCode, 303, sent.body);
+      assert.equal(sent.headers.location, href);
+      const thread = await presentThread(test.gateway, account, number.id, peer);
+      assert.ok(thread.bubbles.some((bubble) => bubble.text === 'On my way' && bubble.direction === 'outbound'));
+
+      const refused = await owner.post(`${href}/reply`, { message: 'x'.repeat(101), reply_key: `dashboard:${crypto.randomUUID()}` });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.ok(refused.body.includes('x'.repeat(101)), 'the draft is kept');
+
+      const otherNumber = await owner.post(`/conversations/num_00000000000000000000000000/${encodeURIComponent(peer)}/reply`, {
+        message: 'hi',
+      });
+      assert.equal(otherNumber.statusCode, 404);
     });
   });
 }
