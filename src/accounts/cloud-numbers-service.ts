@@ -1,4 +1,4 @@
-import { recordAudit } from '../audit/audit-trail.ts';
+import { recordNumberAudit } from '../audit/audit-trail.ts';
 import { SYSTEM_ACTOR, type AuditActor } from '../domain/audit.ts';
 import { parseCloudSettings, type CloudSettings } from '../domain/cloud-settings.ts';
 import { AppError } from '../domain/errors.ts';
@@ -49,10 +49,9 @@ export class CloudNumbersService {
         },
         new Date(),
       );
-      await recordAudit(trx, actor, 'number.cloud_settings_set', {
-        accountId: number.accountId,
-        targetId: number.id,
-        details: { phone: number.phone, phone_number_id: phoneNumberId, business_account_id: businessAccountId },
+      await recordNumberAudit(trx, actor, 'number.cloud_settings_set', number, {
+        phone_number_id: phoneNumberId,
+        business_account_id: businessAccountId,
       });
     });
     return { number, settings: { phoneNumberId, businessAccountId } };
@@ -70,12 +69,7 @@ export class CloudNumbersService {
   async clear(scope: TenantScope, phoneOrId: string, actor: AuditActor = SYSTEM_ACTOR): Promise<WhatsAppNumber> {
     const number = await this.cloudNumber(scope, phoneOrId);
     await this.store.db.transaction().execute(async (trx) => {
-      if (await deleteCloudSettings(trx, number.id))
-        await recordAudit(trx, actor, 'number.cloud_settings_cleared', {
-          accountId: number.accountId,
-          targetId: number.id,
-          details: { phone: number.phone },
-        });
+      if (await deleteCloudSettings(trx, number.id)) await recordNumberAudit(trx, actor, 'number.cloud_settings_cleared', number);
     });
     return number;
   }

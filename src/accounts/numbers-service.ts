@@ -29,7 +29,7 @@ import type { SecretBox } from '../secrets/secret-box.ts';
 import { findUserById } from '../store/repositories/users.ts';
 import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import { scopeCovers, type AccountScope, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
-import { recordAudit } from '../audit/audit-trail.ts';
+import { recordNumberAudit } from '../audit/audit-trail.ts';
 import { SYSTEM_ACTOR, type AuditActor, type AuditDetails } from '../domain/audit.ts';
 
 export interface AddNumberInput {
@@ -79,11 +79,7 @@ export class NumbersService {
     try {
       await this.store.db.transaction().execute(async (trx) => {
         await insertNumber(trx, number);
-        await recordAudit(trx, actor, 'number.added', {
-          accountId: number.accountId,
-          targetId: number.id,
-          details: { phone, engine: number.engine, holder_user_id: number.holderUserId },
-        });
+        await recordNumberAudit(trx, actor, 'number.added', number, { engine: number.engine, holder_user_id: number.holderUserId });
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError('phone_already_registered', `${phone} is already a number of this gateway.`);
@@ -120,11 +116,7 @@ export class NumbersService {
     const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
     await this.store.db.transaction().execute(async (trx) => {
       await updateNumberSettings(trx, number.accountId, number.id, settings);
-      await recordAudit(trx, actor, 'number.settings_changed', {
-        accountId: number.accountId,
-        targetId: number.id,
-        details: { phone: number.phone, ...settingsDetails(settings) },
-      });
+      await recordNumberAudit(trx, actor, 'number.settings_changed', number, settingsDetails(settings));
     });
     await this.store.lookups.numbersChanged();
     return { ...number, ...defined };
@@ -145,11 +137,13 @@ export class NumbersService {
     const proxy = url === null ? null : parseProxyUrl(url);
     await this.store.db.transaction().execute(async (trx) => {
       await setNumberProxy(trx, number.id, proxy && { sealed: this.secretBox.seal(proxy.href), redacted: proxy.redacted }, new Date());
-      await recordAudit(trx, actor, proxy === null ? 'number.proxy_cleared' : 'number.proxy_set', {
-        accountId: number.accountId,
-        targetId: number.id,
-        details: { phone: number.phone, ...(proxy !== null && { proxy: proxy.redacted }) },
-      });
+      await recordNumberAudit(
+        trx,
+        actor,
+        proxy === null ? 'number.proxy_cleared' : 'number.proxy_set',
+        number,
+        proxy === null ? undefined : { proxy: proxy.redacted },
+      );
     });
     await this.store.lookups.numbersChanged();
     return { ...number, proxy: proxy?.redacted ?? null };
@@ -194,11 +188,7 @@ export class NumbersService {
     const number = await this.findNumber(operator, phoneOrId);
     await this.store.db.transaction().execute(async (trx) => {
       await deleteNumber(trx, number.id);
-      await recordAudit(trx, actor, 'number.removed', {
-        accountId: number.accountId,
-        targetId: number.id,
-        details: { phone: number.phone },
-      });
+      await recordNumberAudit(trx, actor, 'number.removed', number);
     });
     await this.store.lookups.numbersChanged();
     return number;
@@ -218,11 +208,7 @@ export class NumbersService {
     // The row is the account's the number leaves; it names where the number went.
     await this.store.db.transaction().execute(async (trx) => {
       await reassignNumber(trx, number.id, toAccountId, new Date());
-      await recordAudit(trx, actor, 'number.reassigned', {
-        accountId: number.accountId,
-        targetId: number.id,
-        details: { phone: number.phone, to_account_id: toAccountId },
-      });
+      await recordNumberAudit(trx, actor, 'number.reassigned', number, { to_account_id: toAccountId });
     });
     await this.store.lookups.numbersChanged();
     return this.findNumber(operator, number.id);

@@ -1,4 +1,5 @@
 import type { AuditAction, AuditActor, AuditDetails, AuditEvent } from '../domain/audit.ts';
+import type { WhatsAppNumber } from '../domain/model.ts';
 import { newId } from '../domain/ids.ts';
 import type { Executor } from '../store/database.ts';
 import { insertAuditEvent } from '../store/repositories/audit-events.ts';
@@ -25,4 +26,15 @@ export async function recordAudit(db: Executor, actor: AuditActor, action: Audit
   };
   await insertAuditEvent(db, event);
   return event;
+}
+
+/** A number's audit row: its account, the number as the target, and its phone beside `details`. */
+export function recordNumberAudit(
+  db: Executor,
+  actor: AuditActor,
+  action: AuditAction,
+  number: Pick<WhatsAppNumber, 'id' | 'accountId' | 'phone'>,
+  details?: AuditDetails,
+): Promise<AuditEvent> {
+  return recordAudit(db, actor, action, { accountId: number.accountId, targetId: number.id, details: { phone: number.phone, ...details } });
 }

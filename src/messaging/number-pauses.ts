@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import { recordAudit } from '../audit/audit-trail.ts';
-import type { AuditAction, AuditActor, AuditDetails } from '../domain/audit.ts';
+import { recordNumberAudit } from '../audit/audit-trail.ts';
+import type { AuditActor } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import type { SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { NumberPause, PauseReason, ResumeReason, SendHold } from '../domain/number-pauses.ts';
 import { numberPausedPayload, numberResumedPayload } from '../domain/webhooks.ts';
 import type { NumberRestrictedEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine-events.ts';
-import type { Executor, Store } from '../store/database.ts';
+import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { deletePause, findPause, findPauses, savePause } from '../store/repositories/number-pauses.ts';
@@ -125,7 +125,7 @@ export class NumberPauses implements SendHold {
     const queued = await this.deps.committer.run(async (trx) => {
       await assertLeaseHeld(trx, this.deps.store.dialect, lease);
       await savePause(trx, number.id, pause);
-      if (actor !== undefined) await auditNumber(trx, actor, 'number.paused', number, { detail: pause.detail });
+      if (actor !== undefined) await recordNumberAudit(trx, actor, 'number.paused', number, { detail: pause.detail });
       return enqueueEvent(trx, this.deps.notifier, number.accountId, numberPausedPayload(number.phone, pause), pause.since);
     });
     this.deps.notifier.deliveriesQueued(queued);
@@ -140,7 +140,7 @@ export class NumberPauses implements SendHold {
       // Only the resume that removes the row tells anyone: two at once (a lift time and a click) make one event.
       const resumed = await deletePause(trx, number.id);
       // A person's resume is recorded even when there was no pause to end: they acted, and the row says it changed nothing.
-      if (actor !== undefined) await auditNumber(trx, actor, 'number.resumed', number, { was_paused: resumed });
+      if (actor !== undefined) await recordNumberAudit(trx, actor, 'number.resumed', number, { was_paused: resumed });
       if (!resumed) return NOTHING_QUEUED;
       return enqueueEvent(trx, this.deps.notifier, number.accountId, numberResumedPayload(number.phone, reason, at), at);
     });
@@ -236,13 +236,4 @@ function replaces(next: NumberPause, current: NumberPause): boolean {
   if (next.until === null) return true;
   if (next.until.getTime() !== current.until.getTime()) return next.until.getTime() > current.until.getTime();
   return next.reason !== current.reason;
-}
-
-/** A number's audit row, in the transaction of its change. */
-function auditNumber(trx: Executor, actor: AuditActor, action: AuditAction, number: Held['number'], details: AuditDetails) {
-  return recordAudit(trx, actor, action, {
-    accountId: number.accountId,
-    targetId: number.id,
-    details: { phone: number.phone, ...details },
-  });
 }

@@ -1,6 +1,6 @@
 import { AppError, type ErrorCode, type ErrorMeta } from '../../domain/errors.ts';
 import { type AuditAction, type AuditDetails, SYSTEM_ACTOR } from '../../domain/audit.ts';
-import { recordAudit } from '../../audit/audit-trail.ts';
+import { recordNumberAudit } from '../../audit/audit-trail.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { type TenantScope, withinAccount } from '../../domain/tenant-scope.ts';
 import type { LinkAttempt, LinkMethod } from '../../messaging/number-linking.ts';
@@ -149,11 +149,7 @@ export class DispatchedNumberControl implements NumberControl {
   }
 
   private async audit(caller: ControlCaller, action: AuditAction, number: WhatsAppNumber, details?: AuditDetails): Promise<void> {
-    await recordAudit(this.auditDb, caller.actor, action, {
-      accountId: number.accountId,
-      targetId: number.id,
-      details: { phone: number.phone, ...details },
-    });
+    await recordNumberAudit(this.auditDb, caller.actor, action, number, details);
   }
 }
 

@@ -5,7 +5,7 @@ import { findPause } from '../../store/repositories/number-pauses.ts';
 import { findNewChatQuota } from '../../store/repositories/new-chat-quotas.ts';
 import type { NewChatQuotaState } from '../../domain/new-chat-quota.ts';
 import { policyBody, policyOf, storedSetting, type PolicySetting, type SendPolicyBody } from '../../domain/send-policy.ts';
-import { recordAudit } from '../../audit/audit-trail.ts';
+import { recordAudit, recordNumberAudit } from '../../audit/audit-trail.ts';
 import type { AuditActor } from '../../domain/audit.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
@@ -85,11 +85,7 @@ export class SendQueueService {
   async setNumberPolicy(number: WhatsAppNumber, setting: PolicySetting | null, actor: AuditActor): Promise<PresentedPolicy> {
     await this.store.db.transaction().execute(async (trx) => {
       await setNumberSendPolicy(trx, number.id, setting === null ? null : storedSetting(setting));
-      await recordAudit(trx, actor, 'number.send_policy_changed', {
-        accountId: number.accountId,
-        targetId: number.id,
-        details: { phone: number.phone, policy: policyFact(setting) },
-      });
+      await recordNumberAudit(trx, actor, 'number.send_policy_changed', number, { policy: policyFact(setting) });
     });
     // Sends read the policy with the number, through the lookup cache: the next send sees the change.
     await this.store.lookups.numbersChanged();
@@ -192,11 +188,7 @@ export class SendQueueService {
       const taken = await this.committer.run(async (trx) => {
         if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
         const count = await recordQueueClear(trx, number.id, new Date());
-        await recordAudit(trx, actor, 'number.queue_cleared', {
-          accountId: number.accountId,
-          targetId: number.id,
-          details: { phone: number.phone, cancelled: count },
-        });
+        await recordNumberAudit(trx, actor, 'number.queue_cleared', number, { cancelled: count });
         return count;
       });
       this.governor.queueCleared(number.id);
