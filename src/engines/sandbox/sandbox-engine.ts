@@ -23,6 +23,7 @@ import {
 } from '../engine.ts';
 import type { EngineEvents } from '../engine-events.ts';
 import { sandboxRegisteredForm } from './sandbox-registrations.ts';
+import { SandboxPhoneBook } from './sandbox-phone-book.ts';
 import { heardFromNetwork } from './sandbox-inbound.ts';
 import { networkMedia, SandboxSimulator, type SimulatedSessions } from './sandbox-simulator.ts';
 import { LINK_ENDED_REASON, SandboxLinker } from './sandbox-linker.ts';
@@ -60,9 +61,6 @@ export interface SandboxEngineOptions {
   /** How often a linking attempt offers a new QR (20 s, as WhatsApp); tests shorten it. */
   linkQrRotateMs?: number;
 }
-
-/** How stale the list of the gateway's sandbox phones may be when a send meets a phone not in it. */
-const SANDBOX_PHONES_FRESH_MS = 1_000;
 
 /** How soon a session whose way to a shared network broke tries to connect again; each failure doubles the pause, up to the most. */
 const RECONNECT_MS = 250;
@@ -109,10 +107,8 @@ export class SandboxEngine implements Engine, SimulatedSessions {
   /** Files sent to fail their first downloads, by retry token, oldest first. */
   private readonly lateFiles = new Map<string, { base64: string; failuresLeft: number }>();
   private readonly directory = new RecipientDirectory();
-  /** Sandbox phones the network has been told of; see `announce`. */
-  private readonly announced = new Set<string>();
-  private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
-  private sandboxPhonesRead: Promise<Set<string>> | undefined;
+  /** Which recipients are the gateway's own sandbox numbers, told to the network before they connect. */
+  private readonly phoneBook: SandboxPhoneBook;
   /** Each sandbox number's own profile, by phone. */
   private readonly profiles = new Map<
     string,
@@ -123,6 +119,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
   readonly linker: SessionLinker;
 
   constructor(private readonly options: SandboxEngineOptions) {
+    this.phoneBook = new SandboxPhoneBook(options);
     this.simulator = new SandboxSimulator({
       events: options.events,
       network: options.network,
@@ -276,7 +273,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
     const { media, replyTo } = request;
     // As WhatsApp does, a phone written in its other form reaches the account under its own.
     const to = isGroupMessage(request) ? request.toGroup : sandboxRegisteredForm(request.toPhone);
-    if (!isGroupMessage(request)) await this.announce(sandboxRegisteredForm(request.toPhone));
+    if (!isGroupMessage(request)) await this.phoneBook.announce(sandboxRegisteredForm(request.toPhone));
     const extras = {
       ...(replyTo !== undefined && { quoted: replyTo.engineMessageId }),
       ...(isGroupMessage(request) && { mentions: [...request.mentions] }),
@@ -291,7 +288,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
   async sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
     const text = action.kind === 'edit' ? action.text : '';
     const carried = { kind: action.kind, target: target.engineMessageId, ...(action.kind === 'react' && { emoji: action.emoji }) };
-    if (target.groupId === undefined) await this.announce(target.chatPhone);
+    if (target.groupId === undefined) await this.phoneBook.announce(target.chatPhone);
     return this.onConnection(number, (connection) =>
       connection.send(target.groupId ?? target.chatPhone, text, undefined, { action: carried }),
     );
@@ -317,42 +314,6 @@ export class SandboxEngine implements Engine, SimulatedSessions {
       );
       return { id: '' };
     });
-  }
-
-  /**
-   * Tells the network that a recipient is a sandbox number of the gateway, before its session
-   * first connects: a number just added (by the CLI, say) connects on the serving node's next
-   * lease tick, and a message sent to it meanwhile must wait for it, not go to an outside handset.
-   * The gateway's sandbox phones are read again at most once a second, when a send meets a phone
-   * not among them, so that sends to outside phones do not each cost a query.
-   */
-  private async announce(phone: E164): Promise<void> {
-    if (this.announced.has(phone)) return;
-    if (!(await this.sandboxPhonesFor(phone)).has(phone)) return;
-    await this.options.network.expect(phone);
-    this.announced.add(phone);
-  }
-
-  /**
-   * The gateway's sandbox phones, read again when `phone` is not among them and the last read is
-   * a second old. One read at a time: the sends that meet an outside phone while it runs share
-   * it. Each used to read for itself, and the queue runner's releases, which start together,
-   * read the whole list dozens of times a second (most of a release's CPU in bench:governor).
-   */
-  private async sandboxPhonesFor(phone: E164): Promise<Set<string>> {
-    const known = this.sandboxPhones;
-    if (known !== undefined && (known.phones.has(phone) || Date.now() - known.readAt < SANDBOX_PHONES_FRESH_MS)) return known.phones;
-    this.sandboxPhonesRead ??= this.readSandboxPhones().finally(() => {
-      this.sandboxPhonesRead = undefined;
-    });
-    return this.sandboxPhonesRead;
-  }
-
-  private async readSandboxPhones(): Promise<Set<string>> {
-    const readAt = Date.now();
-    const phones = new Set(await this.options.listSandboxPhones());
-    this.sandboxPhones = { phones, readAt };
-    return phones;
   }
 
   /** Runs `use` on the number's live connection, or refuses as WhatsApp does when there is none. */
@@ -455,7 +416,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
   async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
     this.assertConnected(number);
     // Sandbox numbers added to the group get its messages even before their first connection.
-    for (const phone of participants) await this.announce(phone);
+    for (const phone of participants) await this.phoneBook.announce(phone);
     return this.options.network.createGroup(number.phone, subject, participants);
   }
 
@@ -470,7 +431,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
     action: ParticipantAction,
     phones: readonly E164[],
   ): Promise<ParticipantResult[]> {
-    if (action === 'add') for (const phone of phones) await this.announce(phone);
+    if (action === 'add') for (const phone of phones) await this.phoneBook.announce(phone);
     return (await this.manage(number, groupId, { kind: 'participants', action, phones: [...phones] })).results ?? [];
   }
 
