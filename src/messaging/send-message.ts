@@ -8,7 +8,7 @@ import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
-import { whatsAppRateLimited } from './session-refusals.ts';
+import { notConnected, whatsAppRateLimited } from './session-refusals.ts';
 import type { GroupService } from './groups.ts';
 import type { SendHold } from '../domain/number-pauses.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
@@ -28,7 +28,7 @@ import { SendOutcomes, type EngineAnswer } from './send-outcomes.ts';
 import { settleWaiting } from '../store/repositories/send-queue.ts';
 import type { WaitingMessage } from '../store/repositories/waiting-messages.ts';
 import type { SendGovernor } from './governor/send-governor.ts';
-import { assertMembers, notConnected, numberPaused, quotaExceeded } from './send-refusals.ts';
+import { assertMembers, numberPaused, quotaExceeded } from './send-refusals.ts';
 import type { QuotaTerms, SendCheck, SendOutcome, SendRequest } from './send-request.ts';
 
 /**

@@ -1,5 +1,5 @@
 // How the send use case refuses a send: a mention of a non-member, the month's quota used up,
-// the number paused, or its session not connected.
+// or the number paused (a session not connected is session-refusals.ts's, shared with the other calls).
 import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
@@ -42,11 +42,4 @@ export function numberPaused(number: WhatsAppNumber, held: { reason: string; unt
       retry_after_seconds: retryAfterSeconds,
     },
   );
-}
-
-export function notConnected(number: WhatsAppNumber, status: string): AppError {
-  return new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, {
-    from_phone: number.phone,
-    status,
-  });
 }

@@ -13,6 +13,14 @@ export function whatsAppRateLimited(number: WhatsAppNumber): AppError {
   );
 }
 
+/** 503 number_not_connected: the session of from_phone is not connected, with its status. */
+export function notConnected(number: WhatsAppNumber, status: string): AppError {
+  return new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, {
+    from_phone: number.phone,
+    status,
+  });
+}
+
 /**
  * An engine's "not connected" as the API answers it (503 number_not_connected, with the
  * session's status), and WhatsApp's rate limit as a 429; any other error is left as it is. For
@@ -21,11 +29,7 @@ export function whatsAppRateLimited(number: WhatsAppNumber): AppError {
 export function refusedBySession(number: WhatsAppNumber, error: unknown): never {
   if (error instanceof EngineSendError && error.failure === 'rate_limited') throw whatsAppRateLimited(number);
   if (error instanceof EngineSendError && error.failure === 'not_connected') {
-    const status = error.sessionStatus ?? 'disconnected';
-    throw new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, {
-      from_phone: number.phone,
-      status,
-    });
+    throw notConnected(number, error.sessionStatus ?? 'disconnected');
   }
   throw error;
 }
