@@ -17,6 +17,8 @@ import { cloudSignatureOf } from '../../src/engines/cloud/callback-signature.ts'
 export interface StandInRequest {
   method: string;
   path: string;
+  /** The query string as sent, `?…` or empty. */
+  query: string;
   body: unknown;
 }
 
@@ -62,6 +64,8 @@ export class GraphApiStandIn {
   readonly violations: string[] = [];
   /** Templates the business's WABA lists, in Meta's shape. */
   templates: Record<string, unknown>[] = [];
+  /** The most templates one page of the listing holds, whatever `limit` asks: a test sets it small to make the listing page. */
+  templatePageSize = 250;
   private readonly phones = new Map<string, StandInPhone>();
   private readonly files = new Map<string, { bytes: Buffer; mimeType: string }>();
   private readonly scripted: ScriptedError[] = [];
@@ -128,7 +132,7 @@ export class GraphApiStandIn {
     const method = request.method ?? 'GET';
     const fileMatch = /^\/files\/([\w.-]+)$/.exec(url.pathname);
     if (fileMatch !== null) {
-      this.requests.push({ method, path: url.pathname, body: undefined });
+      this.requests.push({ method, path: url.pathname, query: url.search, body: undefined });
       return this.file(request, fileMatch[1]!);
     }
     const match = /^\/v\d+\.\d+\/(\d+)(?:\/(messages|media|message_templates))?$/.exec(url.pathname);
@@ -138,7 +142,7 @@ export class GraphApiStandIn {
       : contentType.startsWith('multipart/')
         ? '(multipart)'
         : undefined;
-    this.requests.push({ method, path: url.pathname, body });
+    this.requests.push({ method, path: url.pathname, query: url.search, body });
     if (match === null) return this.refuse(`${method} ${url.pathname} is no Cloud API endpoint`, 404);
     const [, id, edge] = match;
     const phone = this.authorized(request, id!, edge);
@@ -146,10 +150,33 @@ export class GraphApiStandIn {
       return metaError(401, 190, 'Error validating access token', 'The access token is invalid or does not reach this id.');
     if (method === 'POST' && edge === 'messages') return this.message(body);
     if (method === 'POST' && edge === 'media') return this.upload(raw, contentType);
-    if (method === 'GET' && edge === 'message_templates')
-      return { status: 200, body: JSON.stringify({ data: this.templates, paging: {} }) };
+    if (method === 'GET' && edge === 'message_templates') return this.templatePage(url, id!);
     if (method === 'GET' && edge === undefined) return this.describeFile(id!);
     return this.refuse(`${method} ${url.pathname} is not a method of that edge`);
+  }
+
+  /**
+   * One page of the business's templates, as Meta pages an edge: `limit` and the `after` cursor
+   * of the page before, nothing else; `paging.cursors` always, `paging.next` only while more follow.
+   */
+  private templatePage(url: URL, businessAccountId: string): { status: number; body: string } {
+    const unknown = [...url.searchParams.keys()].filter((key) => key !== 'limit' && key !== 'after');
+    if (unknown.length > 0) return this.refuse(`message_templates takes no ${unknown.join(', ')} here`);
+    const limit = url.searchParams.get('limit');
+    if (limit !== null && !/^[1-9]\d*$/.test(limit)) return this.refuse(`limit must be a positive integer; got ${limit}`);
+    const after = url.searchParams.get('after');
+    const start = after === null ? 0 : cursorIndex(after);
+    if (start === undefined || start > this.templates.length) return this.refuse(`after ${String(after)} is no cursor of this listing`);
+    const size = Math.min(this.templatePageSize, limit === null ? 25 : Number(limit));
+    const data = this.templates.slice(start, start + size);
+    const end = start + data.length;
+    const paging = {
+      cursors: { before: cursorOf(start), after: cursorOf(end) },
+      ...(end < this.templates.length && {
+        next: `${this.url}/v23.0/${businessAccountId}/message_templates?limit=${size}&after=${cursorOf(end)}`,
+      }),
+    };
+    return { status: 200, body: JSON.stringify({ data, paging }) };
   }
 
   /** The bearer token must be the one of the phone (or WABA, or file) the path names. */
@@ -311,6 +338,16 @@ function metaError(httpStatus: number, code: number, message: string, details: s
       },
     }),
   };
+}
+
+/** A listing's cursor, opaque as Meta's are: the position it stands for, in base64. */
+function cursorOf(index: number): string {
+  return Buffer.from(`cursor:${index}`).toString('base64');
+}
+
+function cursorIndex(cursor: string): number | undefined {
+  const match = /^cursor:(\d+)$/.exec(Buffer.from(cursor, 'base64').toString('utf8'));
+  return match === null ? undefined : Number(match[1]);
 }
 
 function parseJson(raw: Buffer): unknown {

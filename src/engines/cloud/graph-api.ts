@@ -46,8 +46,10 @@ export interface GraphTemplate {
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** The hosts Meta serves incoming files from (lookaside.fbsbx.com today). */
 const META_FILE_HOSTS = ['.fbsbx.com', '.facebook.com', '.whatsapp.net'];
-/** The most templates read in one listing: Meta pages them; a business rarely has more. */
+/** How many templates one page of a listing asks for: Meta pages them (cursors), and 250 keeps most businesses to one call. */
 const TEMPLATE_PAGE_LIMIT = 250;
+/** The most pages one listing reads: far above Meta's cap of templates per business, a bound should a cursor never end. */
+const TEMPLATE_MAX_PAGES = 100;
 
 export class GraphApi {
   private readonly timeoutMs: number;
@@ -90,11 +92,27 @@ export class GraphApi {
     return id;
   }
 
-  /** GET /{version}/{waba-id}/message_templates: the business's templates, every status. */
+  /**
+   * GET /{version}/{waba-id}/message_templates: the business's templates, every status, page after
+   * page. Meta pages the edge with cursors (`paging.cursors.after`) and says there is more only
+   * by `paging.next`, whose absence ends the list (a short page does not). The next page is asked
+   * for with the cursor at our own origin, not at the URL `next` names, which the token must not follow.
+   */
   async listTemplates(access: GraphAccess): Promise<GraphTemplate[]> {
-    const answer = await this.call(access, 'GET', `${access.businessAccountId}/message_templates?limit=${TEMPLATE_PAGE_LIMIT}`, {});
-    const data = (answer as { data?: unknown }).data;
-    return Array.isArray(data) ? data.flatMap(templateOf) : [];
+    const templates: GraphTemplate[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < TEMPLATE_MAX_PAGES; page++) {
+      const query = new URLSearchParams({ limit: String(TEMPLATE_PAGE_LIMIT), ...(after !== undefined && { after }) });
+      const answer = (await this.call(access, 'GET', `${access.businessAccountId}/message_templates?${query}`, {})) as {
+        data?: unknown;
+        paging?: { next?: unknown; cursors?: { after?: unknown } };
+      };
+      if (Array.isArray(answer.data)) templates.push(...answer.data.flatMap(templateOf));
+      const cursor = answer.paging?.cursors?.after;
+      if (typeof answer.paging?.next !== 'string' || typeof cursor !== 'string' || cursor === after) return templates;
+      after = cursor;
+    }
+    throw new GraphApiError(502, null, `The Cloud API listed more than ${TEMPLATE_MAX_PAGES} pages of templates.`, null, null);
   }
 
   /** GET /{version}/{media-id}, then the file at the URL it names (which only the token opens). */

@@ -78,6 +78,16 @@ for (const dialect of dialects) {
       assert.equal(answer.statusCode, 200, answer.body);
       return message.id as string;
     };
+    /** GET /templates for the cloud number, answered 200. */
+    const listTemplates = async () => {
+      const listed = await test.inject({
+        method: 'GET',
+        url: `/templates?from_phone=${encodeURIComponent(cloudPhone)}`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
+      assert.equal(listed.statusCode, 200, listed.body);
+      return listed;
+    };
     const wamidOf = async (messageId: string) =>
       (await test.gateway.store.db.selectFrom('messages').select('engine_message_id').where('id', '=', messageId).executeTakeFirstOrThrow())
         .engine_message_id!;
@@ -318,12 +328,7 @@ for (const dialect of dialects) {
           components: [{ type: 'BODY', text: 'Sale!' }],
         },
       ];
-      const listed = await test.inject({
-        method: 'GET',
-        url: `/templates?from_phone=${encodeURIComponent(cloudPhone)}`,
-        headers: { authorization: `Bearer ${account.apiKey}` },
-      });
-      assert.equal(listed.statusCode, 200, listed.body);
+      const listed = await listTemplates();
       assert.deepEqual(
         listed
           .json()
@@ -394,6 +399,37 @@ for (const dialect of dialects) {
         [422, 'capability_not_supported', 'sandbox'],
       );
       assert.deepEqual(standIn.violations, []);
+    });
+
+    it("lists every page of the business's templates, following Meta's cursors, and sends one from a later page", async () => {
+      standIn.templatePageSize = 2;
+      standIn.templates = Array.from({ length: 5 }, (_, index) => ({
+        id: String(300 + index),
+        name: `paged_${index}`,
+        language: 'en_US',
+        status: 'APPROVED',
+        category: 'UTILITY',
+        components: [{ type: 'BODY', text: 'Hello {{1}}' }],
+      }));
+      const before = standIn.requests.length;
+      const listed = await listTemplates();
+      assert.deepEqual(
+        listed.json().templates.map((each: { name: string }) => each.name),
+        ['paged_0', 'paged_1', 'paged_2', 'paged_3', 'paged_4'],
+      );
+      const pages = standIn.requests.slice(before).filter((request) => request.path.endsWith('/message_templates'));
+      assert.equal(pages.length, 3, 'three pages of two');
+      assert.ok(
+        pages.slice(1).every((page) => new URLSearchParams(page.query).has('after')),
+        'each later page asked for by its cursor',
+      );
+
+      const stranger = uniquePhone();
+      const sent = await send({ to_phone: stranger, template: { name: 'paged_3', language: 'en_US', body_parameters: ['Ada'] } });
+      assert.equal(sent.statusCode, 200, sent.body);
+      assert.equal((standIn.messagesOf(phone.phoneNumberId).at(-1) as { template: { name: string } }).template.name, 'paged_3');
+      assert.deepEqual(standIn.violations, []);
+      standIn.templatePageSize = 250;
     });
 
     it("sends reply buttons in Meta's shape, and a tap comes back as a reply whose text is the title; other engines answer 422", async () => {
