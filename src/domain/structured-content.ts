@@ -39,6 +39,16 @@ export type LinkPreviewAsk =
   | { fetch: false; url: string; title: string; description: string | null; thumbnailMediaId?: string };
 
 /**
+ * A person's tap on a reply button, a list row or a template's quick-reply button (Cloud API). Its
+ * text is the title; the id (a quick-reply button's payload) is what a bot branches on.
+ */
+export interface InteractiveReply {
+  kind: 'button' | 'list' | 'quick_reply';
+  id: string;
+  title: string;
+}
+
+/**
  * What a message carries besides text and files. Stored with the message (as JSON) and sent to
  * webhooks under its own field, so nothing a person sends is dropped for lack of a type. The
  * kinds exclude each other: a send carries one content kind, and `viewOnce` belongs to a file,
@@ -53,7 +63,17 @@ export type StructuredContent =
   /** A message template of a Cloud API number (docs/cloud-api.md#templates); its text is the body as sent. */
   | { template: TemplateSend }
   /** Reply buttons, a list or a call-to-action link of a Cloud API number; its text is the body. */
-  | { interactive: InteractiveMessage };
+  | { interactive: InteractiveMessage }
+  /** A tap on one of them (or on a template's quick-reply button), received: its text is the title. */
+  | { interactiveReply: InteractiveReply };
+
+/** What a send may carry: everything but a tap, which only a person makes. */
+export type SendableContent = Exclude<StructuredContent, { interactiveReply: InteractiveReply }>;
+
+/** A stored message's content as its send carries it; a tap, which only a received message has, goes as its text. */
+export function sendableContent(content: StructuredContent | null): SendableContent | undefined {
+  return content === null || 'interactiveReply' in content ? undefined : content;
+}
 
 export const POLL_MIN_OPTIONS = 2;
 export const POLL_MAX_OPTIONS = 12;
@@ -99,6 +119,10 @@ export function presentStructured(content: StructuredContent | null, tally?: Pol
   if ('viewOnce' in content) return { view_once: true as const };
   // A template shows as its text, the body as the person reads it.
   if ('template' in content || 'interactive' in content) return {};
+  if ('interactiveReply' in content) {
+    const { kind, id, title } = content.interactiveReply;
+    return { interactive_reply: { type: kind, id, title } };
+  }
   return { link_preview: { ...content.linkPreview } };
 }
 

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { CheckedPhone } from './recipient-directory.ts';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { MediaKind } from '../domain/media.ts';
-import type { StructuredContent } from '../domain/structured-content.ts';
+import type { SendableContent } from '../domain/structured-content.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { BusinessProfile, ProfileChanges } from '../domain/profiles.ts';
@@ -172,7 +172,7 @@ interface OutgoingContent {
    * A location, contact cards or a poll instead of a text; beside `media`, that it is view-once;
    * beside a text, its link preview.
    */
-  structured?: StructuredContent;
+  structured?: SendableContent;
   /** A small JPEG shown beside the link preview. */
   linkPreviewThumbnail?: Buffer;
   /** The message this one answers, shown quoted above it. */

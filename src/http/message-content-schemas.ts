@@ -273,6 +273,24 @@ export const linkPreviewComponent = {
   properties: { url: { type: 'string' }, title: { type: 'string' }, description: { type: ['string', 'null'] } },
 } as const;
 
+export const interactiveReplyComponent = {
+  $id: 'InteractiveReply',
+  type: 'object',
+  description:
+    "Only on an incoming message of a Cloud API number that is a tap on a reply button, a list row or a template's quick-reply " +
+    'button: which one. The message is its title; branch on the id (docs/cloud-api.md#interactive-messages).',
+  required: ['type', 'id', 'title'],
+  properties: {
+    type: {
+      type: 'string',
+      enum: ['button', 'list', 'quick_reply'],
+      description: "A reply button's, a list row's, or a template button's.",
+    },
+    id: { type: 'string', description: "The id the button or row was sent with (a quick-reply button's payload)." },
+    title: { type: 'string', description: 'What the person tapped, as it read.' },
+  },
+} as const;
+
 /** What a message carries besides text and a file, in one shape for sent and received messages. */
 export const structuredFields = {
   location: ref('Location'),
@@ -280,4 +298,5 @@ export const structuredFields = {
   poll: ref('Poll'),
   view_once: { type: 'boolean', enum: [true], description: 'Present, and true, on a file that can be opened once.' },
   link_preview: ref('LinkPreview'),
+  interactive_reply: ref('InteractiveReply'),
 } as const;

@@ -2,6 +2,7 @@ import { WAIT_REASONS } from '../messaging/governor/decision.ts';
 import {
   contactComponent,
   contactRequestComponent,
+  interactiveReplyComponent,
   interactiveRequestComponent,
   linkPreviewComponent,
   linkPreviewRequestComponent,
@@ -406,6 +407,7 @@ export const messageSchemaComponents = [
   linkPreviewRequestComponent,
   pollComponent,
   linkPreviewComponent,
+  interactiveReplyComponent,
   referralComponent,
   sendMessageRequestComponent,
   sandboxReceiveRequestComponent,

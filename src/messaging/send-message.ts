@@ -14,7 +14,7 @@ import type { SendHold } from '../domain/number-pauses.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { structuredKind } from '../domain/structured-content.ts';
+import { sendableContent, structuredKind } from '../domain/structured-content.ts';
 import { listInterruptedSends } from '../store/repositories/messages.ts';
 import { queueRelease } from '../store/repositories/status-writes.ts';
 import type { Logger } from 'pino';
@@ -329,10 +329,11 @@ export class SendMessageService {
     mentions: readonly E164[],
     linkPreviewThumbnail?: Buffer,
   ): Promise<SentMessage> {
+    const structured = sendableContent(message.structured);
     const content = {
       text: message.text,
       ...(media !== undefined && { media: this.media.outgoing(media) }),
-      ...(message.structured !== null && { structured: message.structured }),
+      ...(structured !== undefined && { structured }),
       ...(linkPreviewThumbnail !== undefined && { linkPreviewThumbnail }),
       ...(replyTo !== undefined && { replyTo }),
     };

@@ -3738,6 +3738,18 @@ export interface components {
             title: string;
             description: string | null;
         };
+        /** @description Only on an incoming message of a Cloud API number that is a tap on a reply button, a list row or a template's quick-reply button: which one. The message is its title; branch on the id (docs/cloud-api.md#interactive-messages). */
+        InteractiveReply: {
+            /**
+             * @description A reply button's, a list row's, or a template button's.
+             * @enum {string}
+             */
+            type: "button" | "list" | "quick_reply";
+            /** @description The id the button or row was sent with (a quick-reply button's payload). */
+            id: string;
+            /** @description What the person tapped, as it read. */
+            title: string;
+        };
         /** @description On an incoming message written after tapping a Click-to-WhatsApp ad or post: its attribution, from WhatsApp's externalAdReply, with the Cloud API's referral field names. Absent on every other message. */
         Referral: {
             /** @description `ad` or `post`, as WhatsApp names the source. */
@@ -3942,6 +3954,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             /** @description E.164. */
             from_phone: string;
             /** @enum {string} */
@@ -3973,6 +3986,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             /** @description E.164. */
             from_phone: string;
             /** @enum {string} */
@@ -4009,6 +4023,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             /** @description E.164. */
             from_phone: string;
             /**
@@ -4058,6 +4073,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             /** @description E.164. */
             from_phone: string;
             /**
@@ -4112,6 +4128,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             referral?: components["schemas"]["Referral"];
             /** @enum {string} */
             status: "received";
@@ -4166,6 +4183,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             referral?: components["schemas"]["Referral"];
             /**
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
@@ -4226,6 +4244,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             referral?: components["schemas"]["Referral"];
             /**
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
@@ -4559,6 +4578,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            interactive_reply?: components["schemas"]["InteractiveReply"];
             referral?: components["schemas"]["Referral"];
             reply_to: components["schemas"]["ReplyTo"];
             /** @enum {string} */
@@ -4583,6 +4603,7 @@ export interface components {
                  */
                 view_once?: true;
                 link_preview?: components["schemas"]["LinkPreview"];
+                interactive_reply?: components["schemas"]["InteractiveReply"];
             };
         };
         /** @description The file of a message whose download had failed was stored at last, or the gateway gave up on it. */
@@ -16234,6 +16255,7 @@ export type InteractiveRequest = components['schemas']['InteractiveRequest'];
 export type LinkPreviewRequest = components['schemas']['LinkPreviewRequest'];
 export type Poll = components['schemas']['Poll'];
 export type LinkPreview = components['schemas']['LinkPreview'];
+export type InteractiveReply = components['schemas']['InteractiveReply'];
 export type Referral = components['schemas']['Referral'];
 export type SendMessageRequest = components['schemas']['SendMessageRequest'];
 export type SandboxReceiveRequest = components['schemas']['SandboxReceiveRequest'];

@@ -2,7 +2,7 @@ import type { MediaKind } from '../../domain/media.ts';
 import type { MessageContentKind } from '../../domain/model.ts';
 import { parseE164, type E164 } from '../../domain/phone.ts';
 import { adReferral, type AdReferral } from '../../domain/referral.ts';
-import type { SharedContact, StructuredContent } from '../../domain/structured-content.ts';
+import type { InteractiveReply, SharedContact, StructuredContent } from '../../domain/structured-content.ts';
 
 // Meta's `messages` webhook (object whatsapp_business_account, entry[].changes[] of field
 // `messages`) read into what the engine reports: messages, reactions and statuses for one of our
@@ -124,14 +124,28 @@ function contentOf(raw: Json): Pick<CloudIncomingMessage, 'text' | 'contentKind'
     const contacts = (raw.contacts as unknown[]).filter(isObject).map(sharedContactOf);
     return { text: '', contentKind: 'contact', structured: { contacts } };
   }
-  // A tap on a reply button or a list row answers with its title as the text.
+  // A tap on a reply button or a list row answers with its title as the text, and its id beside it.
   if (type === 'interactive') {
-    const reply = isObject(body.button_reply) ? body.button_reply : isObject(body.list_reply) ? body.list_reply : {};
-    return { text: stringOf(reply.title), contentKind: 'text' };
+    const [kind, reply] = isObject(body.button_reply)
+      ? (['button', body.button_reply] as const)
+      : isObject(body.list_reply)
+        ? (['list', body.list_reply] as const)
+        : (['button', {}] as const);
+    return tapped(kind, reply.id, stringOf(reply.title));
   }
-  // A template's quick-reply button.
-  if (type === 'button') return { text: stringOf(body.text), contentKind: 'text' };
+  // A template's quick-reply button: its payload is the id the template's send gave it.
+  if (type === 'button') return tapped('quick_reply', body.payload, stringOf(body.text));
   return { text: `[${type}]`, contentKind: 'unavailable' };
+}
+
+/** A tap's text (the title), with the tapped id kept as its structured content when Meta gave one. */
+function tapped(
+  kind: InteractiveReply['kind'],
+  id: unknown,
+  title: string,
+): Pick<CloudIncomingMessage, 'text' | 'contentKind' | 'structured'> {
+  if (typeof id !== 'string' || id === '') return { text: title, contentKind: 'text' };
+  return { text: title, contentKind: 'text', structured: { interactiveReply: { kind, id, title } } };
 }
 
 function sharedContactOf(raw: Json): SharedContact {

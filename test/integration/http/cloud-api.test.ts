@@ -432,7 +432,7 @@ for (const dialect of dialects) {
       standIn.templatePageSize = 250;
     });
 
-    it("sends reply buttons in Meta's shape, and a tap comes back as a reply whose text is the title; other engines answer 422", async () => {
+    it("sends reply buttons in Meta's shape, and a tap comes back as a reply whose text is the title, with the tapped id; other engines answer 422", async () => {
       const person = uniquePhone();
       await personWrites(person, 'menu?');
       const interactive = {
@@ -471,6 +471,41 @@ for (const dialect of dialects) {
         (payload) => payload.from_phone === person && (payload.data as { message: string }).message === 'Yes',
       );
       assert.equal((payloadOf(heard[0]!).reply_to as { message_id: string }).message_id, sent.json().message_id);
+      // The id is what a bot branches on: it comes beside the title, on the event and on the stored message.
+      assert.deepEqual(payloadOf(heard[0]!).interactive_reply, { type: 'button', id: 'yes', title: 'Yes' });
+      const read = await test.inject({
+        method: 'GET',
+        url: `/messages/${String(payloadOf(heard[0]!).message_id)}`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
+      assert.deepEqual([read.statusCode, read.json().interactive_reply], [200, { type: 'button', id: 'yes', title: 'Yes' }], read.body);
+      const at = String(Math.floor(Date.now() / 1_000));
+      const row = {
+        from: person.slice(1),
+        id: `wamid.row${Date.now()}`,
+        timestamp: at,
+        type: 'interactive',
+        interactive: { type: 'list_reply', list_reply: { id: 'size_m', title: 'Medium', description: 'Fits most' } },
+      };
+      const quickReply = {
+        from: person.slice(1),
+        id: `wamid.quick${Date.now()}`,
+        timestamp: at,
+        type: 'button',
+        button: { payload: 'stop_promotions', text: 'Stop promotions' },
+      };
+      const taps = cloudCallback(phone, { messages: [row, quickReply] });
+      assert.equal((await callback(taps, signedHeaders(APP_SECRET, taps))).statusCode, 200);
+      for (const [text, reply] of [
+        ['Medium', { type: 'list', id: 'size_m', title: 'Medium' }],
+        ['Stop promotions', { type: 'quick_reply', id: 'stop_promotions', title: 'Stop promotions' }],
+      ] as const) {
+        const tapped = await events(
+          'message',
+          (payload) => payload.from_phone === person && (payload.data as { message: string }).message === text,
+        );
+        assert.deepEqual(payloadOf(tapped[0]!).interactive_reply, reply);
+      }
 
       const twice = await send({
         to_phone: person,
