@@ -12,9 +12,12 @@ const SIGNATURE_HEADER = 'x-wagw-node-signature';
 /** How far a call's time may be from the receiver's clock; also how long its nonce is remembered. */
 const WINDOW_MS = 30_000;
 
-/** The key nodes sign their calls to each other with, derived from the shared WAGW_SECRET_KEY. */
-export function deriveClusterKey(secretKey: Buffer): Buffer {
-  return createHmac('sha256', secretKey).update('wa-gateway cluster calls').digest();
+/**
+ * The key nodes sign their calls to each other with, derived from the shared WAGW_SECRET_KEY, as a
+ * KeyObject made once: an HMAC keyed with a Buffer costs far more on Node 24 (webhooks/signing.ts).
+ */
+export function deriveClusterKey(secretKey: Buffer): KeyObject {
+  return createSecretKey(createHmac('sha256', secretKey).update('wa-gateway cluster calls').digest());
 }
 
 /** A node as another calls it: its id, which the call's signature names, and its URL. */
@@ -32,17 +35,9 @@ interface SignedParts {
   bodyHash: string;
 }
 
-/** The cluster key as a KeyObject, made once: an HMAC keyed with a Buffer costs far more on Node 24 (webhooks/signing.ts). */
-const keyObjects = new WeakMap<Buffer, KeyObject>();
-
-function signature(key: Buffer, parts: SignedParts): Buffer {
+function signature(key: KeyObject, parts: SignedParts): Buffer {
   const text = [parts.time, parts.nonce, parts.method.toUpperCase(), parts.path, parts.destinationNodeId, parts.bodyHash].join('\n');
-  let keyObject = keyObjects.get(key);
-  if (keyObject === undefined) {
-    keyObject = createSecretKey(key);
-    keyObjects.set(key, keyObject);
-  }
-  return createHmac('sha256', keyObject).update(text).digest();
+  return createHmac('sha256', key).update(text).digest();
 }
 
 function bodyHashOf(body: string): string {
@@ -60,7 +55,7 @@ export class NodeCallVerifier {
   private readonly seen = new Map<string, number>();
 
   constructor(
-    private readonly key: Buffer,
+    private readonly key: KeyObject,
     private readonly ownNodeId: string,
   ) {}
 
@@ -128,7 +123,7 @@ const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENE
 
 /** The headers that sign a call to `destinationNodeId`'s internal API with the cluster key. */
 export function signedCallHeaders(
-  key: Buffer,
+  key: KeyObject,
   destinationNodeId: string,
   method: string,
   path: string,
@@ -158,7 +153,7 @@ export function signedCallHeaders(
  */
 export class NodeClient {
   constructor(
-    private readonly key: Buffer,
+    private readonly key: KeyObject,
     private readonly timeoutMs: number,
   ) {}
 

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
@@ -36,7 +37,7 @@ export interface GatewayServices
   /** Times the node's periodic tasks, with their runs, failures and last run (src/jobs/scheduler.ts). */
   scheduler: Scheduler;
   /** Signs and checks the calls nodes make to each other; derived from the secret key. */
-  clusterKey: Buffer;
+  clusterKey: KeyObject;
   /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
   dashboardSigningKey: Buffer;
   startedAt: Date;

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -11,7 +12,7 @@ export interface GatewayKeys {
   /** Seals stored secrets (webhook secrets, Baileys' credentials). */
   secretBox: SecretBox;
   /** Signs and checks the calls nodes make to each other. */
-  clusterKey: Buffer;
+  clusterKey: KeyObject;
   /** Keys the dashboard's CSRF tokens, so they survive restarts. */
   dashboardSigningKey: Buffer;
   /** Keys the sign-in throttle's counters. */
