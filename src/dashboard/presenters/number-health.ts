@@ -1,4 +1,5 @@
 import type { WhatsAppNumber } from '../../domain/model.ts';
+import type { QueueView } from '../../messaging/governor/send-queue-service.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { withinAccount, type TenantScope } from '../../domain/tenant-scope.ts';
 import { PAUSE_REASONS } from './numbers.ts';
@@ -40,13 +41,16 @@ export async function presentNumberHealth(
   /** The viewer's scope: an account's (its own numbers) or the operator's (any number, read in its account). */
   scope: TenantScope,
   viewer: { canManage: boolean; operator: boolean; actionBase: (number: WhatsAppNumber) => string },
+  /** The numbers' queues by id, when the page has read them already (its sending cards); read here otherwise. */
+  queues: ReadonlyMap<string, QueueView> = new Map(),
 ): Promise<NumberHealthView[]> {
   const pauses = await gateway.pauses.pausesOf(numbers.map((number) => number.id));
   return Promise.all(
     numbers.map(async (number) => {
       const within = scope.kind === 'operator' ? withinAccount(scope, number.accountId) : scope;
+      const known = queues.get(number.id);
       const [queue, lastIn, lastOut] = await Promise.all([
-        gateway.sendQueues.view(number, 1, undefined),
+        known ?? gateway.sendQueues.view(number, 1, undefined),
         gateway.history.page(within, { numberId: number.id, direction: 'inbound', limit: 1 }),
         gateway.history.page(within, { numberId: number.id, direction: 'outbound', limit: 1 }),
       ]);

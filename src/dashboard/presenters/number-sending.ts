@@ -80,14 +80,23 @@ const SOURCE_TEXT: Record<PresentedPolicy['source'], string> = {
   gateway: "the gateway's default (WAGW_SEND_POLICY)",
 };
 
-/** Each number's sending card: policy, queue and the last day's sends. */
-export async function presentNumberSending(gateway: Services, numbers: readonly WhatsAppNumber[], now: Date): Promise<NumberSendingView[]> {
-  return Promise.all(
-    numbers.map(async (number) => {
-      const overview = await gateway.sendQueues.overview(number, NEXT_SHOWN, now);
-      return toSendingView(number, overview);
-    }),
+/** Each number's queue, policy and last day's sends, by its id: what its sending card and its health card show. */
+export async function readSendingOverviews(
+  gateway: Services,
+  numbers: readonly WhatsAppNumber[],
+  now: Date,
+): Promise<Map<string, SendingOverview>> {
+  return new Map(
+    await Promise.all(numbers.map(async (number) => [number.id, await gateway.sendQueues.overview(number, NEXT_SHOWN, now)] as const)),
   );
+}
+
+/** Each number's sending card: policy, queue and the last day's sends. */
+export function presentNumberSending(
+  numbers: readonly WhatsAppNumber[],
+  overviews: ReadonlyMap<string, SendingOverview>,
+): NumberSendingView[] {
+  return numbers.map((number) => toSendingView(number, overviews.get(number.id)!));
 }
 
 /** The account's default policy, which numbers without their own follow. */

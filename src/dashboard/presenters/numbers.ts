@@ -3,7 +3,13 @@ import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
 import type { PauseReason } from '../../domain/number-pauses.ts';
 import { presentNumberHealth, type NumberHealthView } from './number-health.ts';
-import { presentAccountPolicy, presentNumberSending, type NumberSendingView, type PolicyView } from './number-sending.ts';
+import {
+  presentAccountPolicy,
+  presentNumberSending,
+  readSendingOverviews,
+  type NumberSendingView,
+  type PolicyView,
+} from './number-sending.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
 type Services = Pick<GatewayServices, 'accounts' | 'groups' | 'history' | 'numbers' | 'pauses' | 'sendQueues'>;
@@ -71,15 +77,19 @@ export async function presentNumbers(
     size: group.size,
     isAdmin: group.isAdmin,
   }));
-  const health = await presentNumberHealth(gateway, numbers, account.scope, {
-    canManage,
-    operator: false,
-    actionBase: (number) => `/numbers/${encodeURIComponent(number.id)}`,
-  });
-  const [sending, accountPolicy] = await Promise.all([
-    presentNumberSending(gateway, numbers, new Date()),
+  // Each number's queue is read once, for its sending card and its health card both.
+  const [overviews, accountPolicy] = await Promise.all([
+    readSendingOverviews(gateway, numbers, new Date()),
     presentAccountPolicy(gateway, account.id),
   ]);
+  const health = await presentNumberHealth(
+    gateway,
+    numbers,
+    account.scope,
+    { canManage, operator: false, actionBase: (number) => `/numbers/${encodeURIComponent(number.id)}` },
+    new Map([...overviews].map(([id, overview]) => [id, overview.queue])),
+  );
+  const sending = presentNumberSending(numbers, overviews);
   return {
     numbers: rows,
     sandboxNumbers: rows.filter((row) => row.isSandbox),

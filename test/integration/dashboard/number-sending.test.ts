@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { presentNumbers } from '../../../src/dashboard/presenters/numbers.ts';
+import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { findMessageById } from '../../../src/store/repositories/messages.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
@@ -192,6 +193,27 @@ for (const dialect of dialects) {
       assert.equal(read.statusCode, 200, read.body);
       const page = await member.get('/numbers');
       assert.ok(page.body.includes(`0 of 5 used, cycle ends ${rehearsed.json().until}`), 'the card shows the quota');
+    });
+
+    it("reads each number's queue once for its sending card and its health card", async () => {
+      const reads: string[] = [];
+      const sendQueues = test.gateway.sendQueues;
+      // overview() reads the queue through this.view, so the proxy sees every read, direct or not.
+      const counted = new Proxy(sendQueues, {
+        get(target, property, receiver) {
+          if (property === 'view')
+            return (number: { id: string }, ...rest: unknown[]) => {
+              reads.push(number.id);
+              return Reflect.apply(target.view, receiver, [number, ...rest]);
+            };
+          return Reflect.get(target, property, receiver) as unknown;
+        },
+      });
+      const account = { ...(await test.gateway.accounts.getAccount(seeded.accountId)), scope: accountScope(seeded.accountId) };
+      const view = await presentNumbers({ ...test.gateway, sendQueues: counted }, account, true);
+
+      assert.deepEqual(reads, [numberId]);
+      assert.equal(view.health[0]!.waiting, view.sending[0]!.waiting);
     });
   });
 }
