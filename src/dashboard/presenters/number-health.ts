@@ -41,14 +41,19 @@ export async function presentNumberHealth(
   /** The viewer's scope: an account's (its own numbers) or the operator's (any number, read in its account). */
   scope: TenantScope,
   viewer: { canManage: boolean; operator: boolean; actionBase: (number: WhatsAppNumber) => string },
-  /** The numbers' queues by id, when the page has read them already (its sending cards); read here otherwise. */
-  queues: ReadonlyMap<string, QueueView> = new Map(),
+  read: {
+    /** The numbers' queues by id, when the page has read them already (its sending cards); read here otherwise. */
+    queues?: ReadonlyMap<string, QueueView>;
+    /** Which numbers get a card, told before any card is read (a filter on the status or on being paused). */
+    shows?: (number: WhatsAppNumber, paused: boolean) => boolean;
+  } = {},
 ): Promise<NumberHealthView[]> {
   const pauses = await gateway.pauses.pausesOf(numbers.map((number) => number.id));
+  const shown = read.shows === undefined ? numbers : numbers.filter((number) => read.shows!(number, pauses.has(number.id)));
   return Promise.all(
-    numbers.map(async (number) => {
+    shown.map(async (number) => {
       const within = scope.kind === 'operator' ? withinAccount(scope, number.accountId) : scope;
-      const known = queues.get(number.id);
+      const known = read.queues?.get(number.id);
       const [queue, lastIn, lastOut] = await Promise.all([
         known ?? gateway.sendQueues.view(number, 1, undefined),
         gateway.history.page(within, { numberId: number.id, direction: 'inbound', limit: 1 }),

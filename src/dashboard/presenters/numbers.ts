@@ -87,7 +87,7 @@ export async function presentNumbers(
     numbers,
     account.scope,
     { canManage, operator: false, actionBase: (number) => `/numbers/${encodeURIComponent(number.id)}` },
-    new Map([...overviews].map(([id, overview]) => [id, overview.queue])),
+    { queues: new Map([...overviews].map(([id, overview]) => [id, overview.queue])) },
   );
   const sending = presentNumberSending(numbers, overviews);
   return {

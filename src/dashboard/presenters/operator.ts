@@ -6,10 +6,13 @@ import type { SystemStatus } from '../../observability/system-status.ts';
 import { formatCount, planLabel, type Choice } from './shared.ts';
 import { presentLinkPanel, type LinkPanelView } from './number-linking.ts';
 import { presentCloudPanel, type CloudPanelView } from './number-cloud.ts';
+import { presentNumberHealth, type NumberHealthView } from './number-health.ts';
 import { withinAccount, type OperatorScope } from '../../domain/tenant-scope.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
 type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'numberControl' | 'supervisor' | 'system'>;
+/** What the console's numbers page uses besides: its health cards (number-health.ts). */
+type NumbersPageServices = Services & Pick<GatewayServices, 'history' | 'pauses' | 'sendQueues'>;
 
 /** A value and the words a select shows for it. */
 
@@ -181,10 +184,15 @@ export interface OperatorNumberView extends AccountNumberView {
   updatedAt: Date;
 }
 
+/**
+ * The console's numbers page: every number, and a health card for each the filter keeps (a
+ * status, or `paused`; empty keeps all), read from the one list of numbers.
+ */
 export async function presentOperatorNumbers(
-  gateway: Services,
+  gateway: NumbersPageServices,
   operator: OperatorScope,
-): Promise<{ numbers: OperatorNumberView[]; accounts: AccountRef[]; statuses: readonly string[] }> {
+  filter: string,
+): Promise<{ numbers: OperatorNumberView[]; accounts: AccountRef[]; statuses: readonly string[]; health: NumberHealthView[] }> {
   const [numbers, accounts, users] = await Promise.all([
     gateway.numbers.listNumbers(operator),
     gateway.accounts.listAccounts(),
@@ -192,10 +200,18 @@ export async function presentOperatorNumbers(
   ]);
   const byId = accountsById(accounts);
   const emails = new Map(users.map((user) => [user.id, user.email]));
+  const health = await presentNumberHealth(
+    gateway,
+    numbers,
+    operator,
+    { canManage: true, operator: true, actionBase: (number) => `/operator/numbers/${encodeURIComponent(number.id)}` },
+    { shows: (number, paused) => filter === '' || (filter === 'paused' ? paused : number.status === filter) },
+  );
   return {
     numbers: numbers.map((number) => toOperatorNumber(gateway, number, byId, emails)),
     accounts: accounts.map(toAccountRef),
     statuses: sessionStatuses,
+    health,
   };
 }
 

@@ -3,7 +3,6 @@ import { httpStatusFor, type AppError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { pageContext, sendPage, operatorScopeOf, userActor } from '../context.ts';
 import { attempt, formText, queryText } from '../forms.ts';
-import { presentNumberHealth } from '../presenters/number-health.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/operator.ts';
 import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbers-page.tsx';
@@ -36,19 +35,12 @@ export interface NumberParams {
 export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Services): void {
   const render = async (request: FastifyRequest, reply: FastifyReply, error?: AppError) => {
     const scope = operatorScopeOf(request);
-    const view = await presentOperatorNumbers(gateway, scope);
     const filter = queryText(request.query, 'status') ?? '';
-    const numbers = await gateway.numbers.listNumbers(scope);
-    const health = await presentNumberHealth(gateway, numbers, scope, {
-      canManage: true,
-      operator: true,
-      actionBase: (number) => `/operator/numbers/${encodeURIComponent(number.id)}`,
-    });
-    const shown = filter === '' ? health : health.filter((card) => (filter === 'paused' ? card.pause !== null : card.status === filter));
+    const view = await presentOperatorNumbers(gateway, scope, filter);
     const context = pageContext(request, reply, 'Numbers', 'operator');
     return sendPage(
       reply,
-      OperatorNumbersPage({ context, ...view, health: shown, filter, error: error?.message }),
+      OperatorNumbersPage({ context, ...view, filter, error: error?.message }),
       error === undefined ? 200 : httpStatusFor(error.code),
     );
   };

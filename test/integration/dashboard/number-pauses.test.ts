@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { presentOperatorNumbers } from '../../../src/dashboard/presenters/operator.ts';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { SYSTEM_ACTOR } from '../../../src/domain/audit.ts';
@@ -106,6 +107,45 @@ for (const dialect of dialects) {
       const resumed = await operator.submit('/operator/numbers', `/operator/numbers/${fresh.id}/resume`, {});
       assert.equal(resumed.statusCode, 303, resumed.body);
       assert.equal(test.gateway.pauses.holdOf(fresh.id), null, 'resumed through NumberControl');
+    });
+
+    it("builds the console's health cards from its one list of numbers, and only those its status filter keeps", async () => {
+      const calls: string[] = [];
+      /** The service, noting each call of `method` (a call through `this` inside it included). */
+      const noting = <Service extends object>(service: Service, method: string): Service =>
+        new Proxy(service, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver) as unknown;
+            if (property !== method || typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              calls.push(method);
+              return Reflect.apply(value, receiver, args);
+            };
+          },
+        });
+      const gateway = {
+        ...test.gateway,
+        numbers: noting(test.gateway.numbers, 'listNumbers'),
+        sendQueues: noting(test.gateway.sendQueues, 'view'),
+      };
+      const all = await test.gateway.numbers.listNumbers(operatorScope());
+
+      const unfiltered = await presentOperatorNumbers(gateway, operatorScope(), '');
+      assert.equal(unfiltered.health.length, all.length);
+      assert.deepEqual(calls.sort(), ['listNumbers', ...all.map(() => 'view')].sort());
+
+      calls.length = 0;
+      const filtered = await presentOperatorNumbers(gateway, operatorScope(), 'connecting');
+      assert.deepEqual(
+        filtered.health.map((card) => card.id),
+        all.filter((candidate) => candidate.status === 'connecting').map((candidate) => candidate.id),
+      );
+      assert.equal(filtered.numbers.length, all.length, 'the list itself is not filtered');
+      assert.deepEqual(
+        calls.sort(),
+        ['listNumbers', ...filtered.health.map(() => 'view')].sort(),
+        'no card is read for a number filtered out',
+      );
     });
   });
 }
