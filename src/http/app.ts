@@ -41,6 +41,7 @@ type Services = OperationRegistryServices &
     | 'apiKeys'
     | 'audit'
     | 'authenticator'
+    | 'chatReplies'
     | 'chatwootCallbacks'
     | 'cloudCallbacks'
     | 'cloudNumbers'

@@ -1,5 +1,4 @@
 import type { AuditActor } from '../../domain/audit.ts';
-import { AppError, type ErrorCode, type ErrorMeta } from '../../domain/errors.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { ChatReplies, ChatReply, SentReply } from '../../ports/chat-replies.ts';
 import type { OwnerDispatch } from './owner-dispatch.ts';
@@ -7,10 +6,10 @@ import { sendMessage } from './send-message.ts';
 
 /** The dashboard's replies as sends of POST /send_message, run on the number's owner (ADR 0073). */
 export class DispatchedChatReplies implements ChatReplies {
-  constructor(private readonly dispatch: Pick<OwnerDispatch, 'run'>) {}
+  constructor(private readonly dispatch: Pick<OwnerDispatch, 'call'>) {}
 
   async send(scope: AccountScope, actor: AuditActor, reply: ChatReply): Promise<SentReply> {
-    const answer = await this.dispatch.run(sendMessage, {
+    const answer = (await this.dispatch.call(sendMessage, {
       scope,
       actor,
       params: {},
@@ -21,11 +20,7 @@ export class DispatchedChatReplies implements ChatReplies {
         message: reply.text,
       },
       idempotencyKey: reply.idempotencyKey,
-    });
-    const body = (answer.body ?? {}) as { message_id?: string; status?: string; error?: string; message?: string; meta?: ErrorMeta };
-    if (answer.statusCode >= 400 || typeof body.message_id !== 'string') {
-      throw new AppError((body.error ?? 'internal_error') as ErrorCode, body.message ?? 'The send was refused.', body.meta);
-    }
-    return { messageId: body.message_id, status: body.status ?? 'sent' };
+    })) as { message_id: string; status?: string };
+    return { messageId: answer.message_id, status: answer.status ?? 'sent' };
   }
 }

@@ -1,10 +1,9 @@
-import { AppError, type ErrorCode, type ErrorMeta } from '../../domain/errors.ts';
 import { type AuditAction, type AuditDetails, SYSTEM_ACTOR } from '../../domain/audit.ts';
 import { recordNumberAudit } from '../../audit/audit-trail.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { type TenantScope, withinAccount } from '../../domain/tenant-scope.ts';
 import type { LinkAttempt, LinkMethod } from '../../messaging/number-linking.ts';
-import { type Answer, type DispatchedOperation, ok } from './operation.ts';
+import { type DispatchedOperation, ok } from './operation.ts';
 import type { OwnerDispatch } from './owner-dispatch.ts';
 import { pauseNumber } from './pause-number.ts';
 import { resumeNumber } from './resume-number.ts';
@@ -77,7 +76,7 @@ export class DispatchedNumberControl implements NumberControl {
    * actor the dispatch hands over (NumberPauses, SendQueueService).
    */
   constructor(
-    private readonly dispatch: Pick<OwnerDispatch, 'run'>,
+    private readonly dispatch: Pick<OwnerDispatch, 'call'>,
     private readonly auditDb: Executor,
   ) {}
 
@@ -136,7 +135,7 @@ export class DispatchedNumberControl implements NumberControl {
     number: WhatsAppNumber,
     body: object | null = null,
   ): Promise<unknown> {
-    const answer = await this.dispatch.run(operation, {
+    return this.dispatch.call(operation, {
       scope: scope.kind === 'operator' ? withinAccount(scope, number.accountId) : scope,
       actor,
       params: { id: number.id },
@@ -144,19 +143,11 @@ export class DispatchedNumberControl implements NumberControl {
       body,
       idempotencyKey: undefined,
     });
-    if (answer.statusCode >= 400) throw refusal(answer);
-    return answer.body;
   }
 
   private async audit(caller: ControlCaller, action: AuditAction, number: WhatsAppNumber, details?: AuditDetails): Promise<void> {
     await recordNumberAudit(this.auditDb, caller.actor, action, number, details);
   }
-}
-
-/** The owner's refusal, relayed as its error body, as the error it was there. */
-function refusal(answer: Answer): AppError {
-  const error = (answer.body ?? {}) as { error?: string; message?: string; meta?: ErrorMeta };
-  return new AppError((error.error ?? 'internal_error') as ErrorCode, error.message ?? 'The owning node refused.', error.meta);
 }
 
 /** An attempt as it comes back: a Date here, its ISO text when the owner's answer was relayed as JSON. */

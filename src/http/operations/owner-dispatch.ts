@@ -1,6 +1,6 @@
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-client.ts';
-import { AppError, phoneNotOwned, httpStatusFor } from '../../domain/errors.ts';
+import { AppError, type ErrorCode, type ErrorMeta, phoneNotOwned, httpStatusFor } from '../../domain/errors.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import { SYSTEM_ACTOR, type AuditActor } from '../../domain/audit.ts';
 import type { Answer, DispatchedOperation, OperationInput, RequestSchemas } from './operation.ts';
@@ -55,6 +55,19 @@ export class OwnerDispatch {
     return this.gateway.router.run(number, here, (node, signal) => this.forward(node, operation.operationId, request, signal), {
       repeatable,
     });
+  }
+
+  /**
+   * Runs the operation as `run` does, for a caller inside the gateway (the console, the dashboard's
+   * replies, Chatwoot's callback) rather than an HTTP client: its answer's body, or its refusal
+   * thrown as the error it was, whether it ran here (where it threw) or on the owner (whose answer
+   * carries the error's body).
+   */
+  async call(operation: DispatchedOperation, request: OperationInput<RequestSchemas>): Promise<unknown> {
+    const answer = await this.run(operation, request);
+    if (answer.statusCode < 400) return answer.body;
+    const error = (answer.body ?? {}) as { error?: string; message?: string; meta?: ErrorMeta };
+    throw new AppError((error.error ?? 'internal_error') as ErrorCode, error.message ?? 'The owning node refused.', error.meta);
   }
 
   /**

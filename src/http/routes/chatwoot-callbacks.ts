@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, errorCodes, type ErrorCode } from '../../domain/errors.ts';
+import { AppError, errorCodes } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import type { OwnerDispatch } from '../operations/owner-dispatch.ts';
-import { sendMessage } from '../operations/send-message.ts';
 import { errorResponseOf, errorResponses } from '../schemas.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<GatewayServices, 'chatwootCallbacks'> & { dispatch: OwnerDispatch };
+type Services = Pick<GatewayServices, 'chatwootCallbacks' | 'chatReplies'>;
 
 const callbackAnswer = {
   type: 'object',
@@ -60,19 +58,14 @@ export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Se
         if ('ignored' in reply) return { ignored: reply.ignored };
         let sent: { message_id?: string; error?: string };
         try {
-          const answer = await gateway.dispatch.run(sendMessage, {
-            scope,
-            actor: { kind: 'system', id: webhook.id, label: `Chatwoot inbox ${webhook.id}`, address: request.ip },
-            params: {},
-            query: {},
-            body: { from_phone: reply.fromPhone, to_phone: reply.toPhone, message: reply.content },
+          const actor = { kind: 'system' as const, id: webhook.id, label: `Chatwoot inbox ${webhook.id}`, address: request.ip };
+          const { messageId } = await gateway.chatReplies.send(scope, actor, {
+            fromPhone: reply.fromPhone,
+            to: { phone: reply.toPhone },
+            text: reply.content,
             idempotencyKey: `chatwoot:${webhook.id}:${reply.chatwootMessageId}`,
           });
-          const body = answer.body as { message_id?: string; error?: string; message?: string };
-          if (answer.statusCode >= 300 && body.error !== undefined && isTemporary(body.error)) {
-            throw new AppError(body.error as ErrorCode, body.message ?? 'The send could not be made now; Chatwoot may call again.');
-          }
-          sent = answer.statusCode < 300 ? body : { error: body.error ?? 'internal_error' };
+          sent = { message_id: messageId };
         } catch (error) {
           // A refusal (the quota, a paused number's limits, an unknown recipient) is the reply's
           // outcome, shown in Chatwoot. A temporary one (a number reconnecting, the database away,
