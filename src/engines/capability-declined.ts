@@ -31,3 +31,16 @@ export function declineUncarried(engine: EngineKind, uncarried: readonly Optiona
   const kind = uncarried.find((each) => each in structured);
   if (kind !== undefined) throw capabilityDeclined(engine, UNCARRIED[kind].capability, UNCARRIED[kind].why);
 }
+
+/**
+ * The capabilities of the session port that only Meta's Cloud API has, declined alike by the
+ * engines of WhatsApp's phones (the sandbox and Baileys), which extend this: a new Meta-only
+ * capability is declined for both here, once (ADR 0059's count).
+ */
+export function declinedMetaCapabilities(engine: EngineKind) {
+  return class DeclinedByPhones {
+    readonly listTemplates = async (): Promise<never> => {
+      throw capabilityDeclined(engine, 'list_templates', "list message templates: they are the Cloud API's");
+    };
+  };
+}

@@ -39,8 +39,7 @@ import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 import { BAILEYS_ENGINE } from './descriptor.ts';
-import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
-import type { MessageTemplate } from '../../domain/templates.ts';
+import { declineUncarried, declinedMetaCapabilities } from '../capability-declined.ts';
 import { parseProxyUrl, type ProxyUrl } from '../../domain/proxy-url.ts';
 import { findSealedProxy } from '../../store/repositories/numbers.ts';
 import { hiddenOrNone, pictureAt } from './contact-profiles.ts';
@@ -71,7 +70,7 @@ const DEFAULT_TIMINGS: SessionTimings = {
 };
 
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
-export class BaileysEngine implements Engine {
+export class BaileysEngine extends declinedMetaCapabilities('baileys') implements Engine {
   readonly kind = BAILEYS_ENGINE.kind;
   readonly capabilities = BAILEYS_ENGINE.capabilities;
   readonly linker: SessionLinker = {
@@ -100,6 +99,7 @@ export class BaileysEngine implements Engine {
   private readonly timings: SessionTimings;
 
   constructor(private readonly options: BaileysEngineOptions) {
+    super();
     this.pacer = new SendPacer(options.pacing);
     this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
   }
@@ -313,10 +313,6 @@ export class BaileysEngine implements Engine {
     const session = this.sessions.get(number.id);
     if (session === undefined) throw new Error(`${number.phone} has no WhatsApp session on this node.`);
     return session.inbound.download(messageOfRetryToken(retryToken));
-  }
-
-  async listTemplates(): Promise<MessageTemplate[]> {
-    throw capabilityDeclined('baileys', 'list_templates', "list message templates: they are the Cloud API's");
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {

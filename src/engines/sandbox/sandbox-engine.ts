@@ -30,8 +30,7 @@ import { LINK_ENDED_REASON, SandboxLinker } from './sandbox-linker.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
-import { capabilityDeclined, declineUncarried } from '../capability-declined.ts';
-import type { MessageTemplate } from '../../domain/templates.ts';
+import { declineUncarried, declinedMetaCapabilities } from '../capability-declined.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
@@ -91,7 +90,7 @@ interface SandboxSession {
  * stored status is what the operator sets to rehearse an outage, so a live session is as
  * connected as that status says; without a live session it is disconnected.
  */
-export class SandboxEngine implements Engine, SimulatedSessions {
+export class SandboxEngine extends declinedMetaCapabilities('sandbox') implements Engine, SimulatedSessions {
   readonly kind = 'sandbox' as const;
   readonly capabilities: EngineCapabilities = {
     simulatedInbound: true,
@@ -119,6 +118,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
   readonly linker: SessionLinker;
 
   constructor(private readonly options: SandboxEngineOptions) {
+    super();
     this.phoneBook = new SandboxPhoneBook(options);
     this.simulator = new SandboxSimulator({
       events: options.events,
@@ -261,10 +261,6 @@ export class SandboxEngine implements Engine, SimulatedSessions {
     const session = this.sessions.get(number.id);
     if (session === undefined || session.connection === undefined) return 'disconnected';
     return session.replaced ? 'conflict' : number.status;
-  }
-
-  async listTemplates(): Promise<MessageTemplate[]> {
-    throw capabilityDeclined('sandbox', 'list_templates', "list message templates: they are the Cloud API's");
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
