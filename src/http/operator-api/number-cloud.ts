@@ -1,10 +1,11 @@
 import { AppError } from '../../domain/errors.ts';
+import type { CloudSettingsView } from '../../accounts/cloud-numbers-service.ts';
 import { presentCloudSettings } from '../../domain/cloud-settings.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
-import { withinAccount } from '../../domain/tenant-scope.ts';
-import { ok } from '../operations/operation.ts';
+import { type OperatorScope, type TenantScope, withinAccount } from '../../domain/tenant-scope.ts';
+import { type Answer, ok } from '../operations/operation.ts';
 import { numberParams } from './numbers.ts';
-import { defineOperatorOperation } from './operator-operation.ts';
+import { defineOperatorOperation, type OperatorServices } from './operator-operation.ts';
 
 // A Cloud API number's settings over the operator API (docs/cloud-api.md), as `wagw number cloud`
 // and the console set them: Meta's ids, the access token, the app secret and the verify token.
@@ -61,6 +62,22 @@ function asInvalidRequest(error: unknown): never {
   throw error;
 }
 
+/**
+ * One settings action on a number of the account (the account found first), answered with the
+ * settings it leaves; the service's refusals are named as the API names them. Set, read and
+ * clear differ only in the action.
+ */
+async function inAccount(
+  gateway: Pick<OperatorServices, 'accounts'>,
+  scope: OperatorScope,
+  accountId: string,
+  act: (within: TenantScope) => Promise<{ number: WhatsAppNumber; settings: CloudSettingsView | null }>,
+): Promise<Answer> {
+  await gateway.accounts.getAccount(accountId);
+  const { number, settings } = await act(withinAccount(scope, accountId)).catch(asInvalidRequest);
+  return ok(settingsJson(number, settings));
+}
+
 const setCloudSettings = defineOperatorOperation({
   params: numberParams,
   body: {
@@ -86,11 +103,9 @@ const setCloudSettings = defineOperatorOperation({
     "again at once. The answer's callback_path is what to give Meta as the callback URL. An audit row names the token and the ids.",
   answers: { 200: cloudSettingsSchema },
   errors: ['account_not_found', 'number_not_found'],
-  handle: async ({ scope, params, body, actor }, gateway) => {
-    await gateway.accounts.getAccount(params.id);
-    const within = withinAccount(scope, params.id);
-    const { number, settings } = await gateway.cloudNumbers
-      .set(
+  handle: ({ scope, params, body, actor }, gateway) =>
+    inAccount(gateway, scope, params.id, async (within) => {
+      const set = await gateway.cloudNumbers.set(
         within,
         params.number_id,
         {
@@ -101,12 +116,11 @@ const setCloudSettings = defineOperatorOperation({
           verifyToken: body.verify_token,
         },
         actor,
-      )
-      .catch(asInvalidRequest);
-    // A session that failed for want of settings starts again with them; a running one reads them on its next call.
-    await gateway.numberControl.restart({ scope: within, actor }, number).catch(() => undefined);
-    return ok(settingsJson(number, settings));
-  },
+      );
+      // A session that failed for want of settings starts again with them; a running one reads them on its next call.
+      await gateway.numberControl.restart({ scope: within, actor }, set.number).catch(() => undefined);
+      return set;
+    }),
 });
 
 const getCloudSettings = defineOperatorOperation({ params: numberParams })({
@@ -117,11 +131,8 @@ const getCloudSettings = defineOperatorOperation({ params: numberParams })({
   description: "Meta's ids of a `cloud` number and its callback path; the token and secrets only as *** (null before they are set).",
   answers: { 200: cloudSettingsSchema },
   errors: ['account_not_found', 'number_not_found'],
-  handle: async ({ scope, params }, gateway) => {
-    await gateway.accounts.getAccount(params.id);
-    const { number, settings } = await gateway.cloudNumbers.read(withinAccount(scope, params.id), params.number_id).catch(asInvalidRequest);
-    return ok(settingsJson(number, settings));
-  },
+  handle: ({ scope, params }, gateway) =>
+    inAccount(gateway, scope, params.id, (within) => gateway.cloudNumbers.read(within, params.number_id)),
 });
 
 const clearCloudSettings = defineOperatorOperation({ params: numberParams })({
@@ -132,11 +143,11 @@ const clearCloudSettings = defineOperatorOperation({ params: numberParams })({
   description: 'Forgets the ids, token and secrets; the number sends nothing until they are set again. An audit row names the token.',
   answers: { 200: cloudSettingsSchema },
   errors: ['account_not_found', 'number_not_found'],
-  handle: async ({ scope, params, actor }, gateway) => {
-    await gateway.accounts.getAccount(params.id);
-    const number = await gateway.cloudNumbers.clear(withinAccount(scope, params.id), params.number_id, actor).catch(asInvalidRequest);
-    return ok(settingsJson(number, null));
-  },
+  handle: ({ scope, params, actor }, gateway) =>
+    inAccount(gateway, scope, params.id, async (within) => ({
+      number: await gateway.cloudNumbers.clear(within, params.number_id, actor),
+      settings: null,
+    })),
 });
 
 export const numberCloudOperations = [setCloudSettings, getCloudSettings, clearCloudSettings];
