@@ -61,15 +61,25 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  */
 export async function serveSandboxNetwork(options: SandboxNetworkServerOptions): Promise<{ port: number; close(): Promise<void> }> {
   const groupArchive = options.groupsFile === undefined ? undefined : fileGroupArchive(options.groupsFile);
-  const journalStream = options.journalFile === undefined ? undefined : fs.createWriteStream(options.journalFile, { flags: 'a' });
+  // Each entry is written before the network answers what it records, so that a send it acknowledged
+  // is in the file however the network ends. A buffered stream lost its tail on a stop: the process
+  // exited before the stream had flushed, and a send answered 200 was missing from the journal.
+  let journalFd = options.journalFile === undefined ? undefined : fs.openSync(options.journalFile, 'a');
+  // What the network records after its stop (its sockets' ends) is not written.
+  const closeJournal = () => {
+    if (journalFd !== undefined) fs.closeSync(journalFd);
+    journalFd = undefined;
+  };
   const network = new SandboxNetwork(
-    (entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`),
+    (entry: JournalEntry) => {
+      if (journalFd !== undefined) fs.writeSync(journalFd, `${JSON.stringify(entry)}\n`);
+    },
     SHARED_JOURNAL_LIMIT,
     groupArchive,
   );
   // Before any node connects, so that its numbers find their groups from the first request.
   await network.restoreGroups().catch((error: unknown) => {
-    journalStream?.end();
+    closeJournal();
     throw error;
   });
   const sockets = new Set<net.Socket>();
@@ -89,7 +99,7 @@ export async function serveSandboxNetwork(options: SandboxNetworkServerOptions):
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
         server.close(() => {
-          journalStream?.end();
+          closeJournal();
           resolve();
         });
       }),
