@@ -1,10 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../domain/errors.ts';
 import { accountScope, type AccountScope } from '../domain/tenant-scope.ts';
-import type { Webhook } from '../domain/webhooks.ts';
+import type { MessageStatus } from '../domain/model.ts';
+import { messageStatusPayload, type Webhook } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Executor, Store } from '../store/database.ts';
 import { findChatwootConversationById, findChatwootLinkByChatwootId, linkChatwootMessage } from '../store/repositories/chatwoot.ts';
+import { findDirectMessageStatus } from '../store/repositories/messages.ts';
 import { findChatwootCallbackToken, findWebhookForDelivery, findWebhookSecrets } from '../store/repositories/webhooks.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 
@@ -32,6 +34,13 @@ interface MessageCreated {
 }
 
 const CALLBACK_TOKEN_BYTES = 32;
+
+/** The statuses past `sent` that Chatwoot shows: those a receipt may have brought before the reply's link existed. */
+const TOLD_AGAIN: ReadonlySet<MessageStatus> = new Set(['delivered', 'read', 'failed', 'cancelled', 'expired']);
+
+function toldAgain(status: MessageStatus): status is 'delivered' | 'read' | 'failed' | 'cancelled' | 'expired' {
+  return TOLD_AGAIN.has(status);
+}
 
 /** The path Chatwoot calls for an inbox: its webhook id and the inbox's callback token. */
 export function chatwootCallbackPath(webhookId: string, token: string): string {
@@ -148,12 +157,28 @@ export class ChatwootCallbacks {
     this.notifier.deliveriesQueued();
   }
 
-  /** Records which of our messages the reply became, so its receipts find it and a repeat sends nothing. */
+  /**
+   * Records which of our messages the reply became, so its receipts find it and a repeat sends
+   * nothing. A receipt can beat the link: WhatsApp may deliver the reply while this callback is
+   * still answering, and the relay drops a status it finds no Chatwoot message for (a receipt
+   * moves the row once, so its event is not made again). So once the link is committed, the
+   * reply's status as it then stands is told to this inbox again. Read after the commit, it
+   * misses nothing: a receipt committed later finds the link when the relay handles it. A tick
+   * told twice is harmless; Chatwoot keeps its later one.
+   */
   async sent(reply: ChatwootReply, messageId: string): Promise<void> {
-    await linkChatwootMessage(
-      this.store.db,
-      { webhookId: reply.webhook.id, messageId, chatwootMessageId: reply.chatwootMessageId, conversationId: reply.conversationId },
-      new Date(),
-    );
+    const link = {
+      webhookId: reply.webhook.id,
+      messageId,
+      chatwootMessageId: reply.chatwootMessageId,
+      conversationId: reply.conversationId,
+    };
+    await linkChatwootMessage(this.store.db, link, new Date());
+    const now = await findDirectMessageStatus(this.store.db, messageId);
+    if (now === undefined || !toldAgain(now.status)) return;
+    const { status } = now;
+    const payload = messageStatusPayload(now.message, status, status === 'failed' ? now.errorCode : null, now.at);
+    await enqueueTestEvent(this.store.db, reply.webhook, payload, new Date());
+    this.notifier.deliveriesQueued();
   }
 }

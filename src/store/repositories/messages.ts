@@ -402,6 +402,36 @@ export async function findOutboundStatus(db: Executor, sent: SentMessageKey): Pr
   return row?.status as MessageStatus | undefined;
 }
 
+/** A direct message's status as it stands, with a failure's reason and when it last changed; undefined for an unknown id. */
+export async function findDirectMessageStatus(db: Executor, id: string): Promise<DirectMessageStatus | undefined> {
+  const row = await db
+    .selectFrom('messages')
+    .select(['id', 'from_phone', 'to_phone', 'direction', 'status', 'error_code', 'updated_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return (
+    row && {
+      message: {
+        id: row.id,
+        fromPhone: row.from_phone as E164 | null,
+        toPhone: row.to_phone as E164,
+        direction: row.direction as MessageDirection,
+        group: null,
+      },
+      status: row.status as MessageStatus,
+      errorCode: row.error_code,
+      at: new Date(Number(row.updated_at)),
+    }
+  );
+}
+
+export interface DirectMessageStatus {
+  message: Pick<Message, 'id' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>;
+  status: MessageStatus;
+  errorCode: string | null;
+  at: Date;
+}
+
 /** Outbound rows still `queued`: sends that a crash interrupted before the engine answered. */
 export async function listInterruptedSends(
   db: Executor,

@@ -125,6 +125,58 @@ for (const dialect of dialects) {
       assert.deepEqual(chatwoot.violations, []);
     });
 
+    it("a receipt that beats the reply's link still ticks in Chatwoot", async () => {
+      const account = await seedAccount(test.gateway, { scopes: SCOPES });
+      const inbox = await connectInbox(account);
+      const person = uniquePhone();
+      await receiveIncoming(test, account, 'did it arrive?', person);
+      const conversation = await conversationOf(person);
+      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
+      // WhatsApp delivering the reply before the callback has linked it: the delivered receipt is
+      // recorded, and its event relayed (and found no Chatwoot message), before the link is made.
+      const callbacks = test.gateway.chatwootCallbacks;
+      const link = callbacks.sent.bind(callbacks);
+      callbacks.sent = async (reply, messageId) => {
+        const [sent] = await sentTo(account, person);
+        await test.gateway.receiver.recordReceipt({
+          lease: test.gateway.keeper.leaseOf(number.id)!,
+          phone: number.phone,
+          engineMessageId: sent!.engine_message_id!,
+          status: 'delivered',
+          errorCode: null,
+          at: new Date(),
+        });
+        await eventually(async () => {
+          const relayed = await test.gateway.store.db
+            .selectFrom('webhook_deliveries')
+            .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+            .select(['webhook_events.payload'])
+            .where('webhook_deliveries.webhook_id', '=', inbox.id)
+            .where('webhook_deliveries.state', '=', 'delivered')
+            .execute();
+          return relayed.some(({ payload }) => {
+            const event = JSON.parse(payload) as { message_id?: string; status?: string };
+            return event.message_id === messageId && event.status === 'delivered';
+          })
+            ? true
+            : undefined;
+        }, 'the delivered receipt relayed before the link');
+        await link(reply, messageId);
+      };
+      try {
+        const reply = await chatwoot.agentReply(conversation.id, 'Yes, this morning.');
+        assert.equal((chatwoot.callbackAnswers.at(-1) as { status: number }).status, 200);
+        await eventually(
+          async () => (reply.statuses.includes('delivered') ? true : undefined),
+          `the reply delivered in Chatwoot (${reply.statuses.join(', ')})`,
+        );
+        assert.deepEqual(chatwoot.violations, []);
+      } finally {
+        // The instance's own method was shadowed; removing the shadow restores the class's.
+        delete (callbacks as { sent?: unknown }).sent;
+      }
+    });
+
     it('a reply the send refuses shows as failed in Chatwoot, with the reason', async () => {
       const account = await seedAccount(test.gateway, { scopes: SCOPES, monthlyLimit: 1 });
       await connectInbox(account);
