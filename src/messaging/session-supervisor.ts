@@ -28,6 +28,8 @@ import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 import type { SessionHost, SessionLeases } from './session-leases.ts';
 
 const RESTARTABLE: ReadonlySet<SessionStatus> = new Set(['failed', 'conflict', 'disconnected']);
+/** Statuses only a new link ends: the phone let the device go, or nobody scanned in time. */
+const NEEDS_LINKING: ReadonlySet<SessionStatus> = new Set(['logged_out', 'link_expired']);
 
 export type SendFailureReason = EngineSendFailure | 'engine_error';
 
@@ -271,7 +273,10 @@ export class SessionSupervisor implements SessionHost {
       throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which does not run in this gateway.`);
     }
     // The stored status, or the live one: a sandbox number whose stored status is the operator's may be in conflict all the same.
-    if (!RESTARTABLE.has(number.status) && !RESTARTABLE.has(engine.sessionStatus(number))) {
+    // A stored status that needs linking wins: an engine without a session for the number calls it
+    // disconnected (Baileys after a logout), and restarting that would start nothing and answer 200.
+    const restartable = RESTARTABLE.has(number.status) || RESTARTABLE.has(engine.sessionStatus(number));
+    if (NEEDS_LINKING.has(number.status) || !restartable) {
       throw new AppError(
         'invalid_argument',
         `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link ` +
