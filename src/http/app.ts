@@ -56,6 +56,7 @@ type Services = OperationRegistryServices &
     | 'numberControl'
     | 'numbers'
     | 'operatorTokens'
+    | 'pauses'
     | 'runtime'
     | 'scheduler'
     | 'store'

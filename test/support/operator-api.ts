@@ -40,7 +40,7 @@ interface AuditRow {
   action: string;
   target_id: string;
   account_id: string;
-  actor: { kind: string; id: string };
+  actor: { kind: string; id: string; label: string | null; address: string | null };
   details: Record<string, unknown>;
 }
 

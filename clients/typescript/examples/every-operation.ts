@@ -369,6 +369,11 @@ async function main(): Promise<void> {
   const proxied = succeeded('POST /admin/accounts/{id}/numbers/{number_id}/proxy', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/proxy', { ...oneNumber, body: { url: 'socks5h://user:secret@127.0.0.1:1080' } }));
   check(proxied.proxy === 'socks5h://***@127.0.0.1:1080', 'a proxy is answered redacted');
   check(succeeded('DELETE /admin/accounts/{id}/numbers/{number_id}/proxy', await operatorClient.DELETE('/admin/accounts/{id}/numbers/{number_id}/proxy', oneNumber)).proxy === null, 'and cleared');
+  // Its sends held and let go again, and its (empty) queue cleared, as after a ban; each runs on the node that serves it.
+  const heldByHand = succeeded('POST /admin/accounts/{id}/numbers/{number_id}/pause', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/pause', { ...oneNumber, body: { reason: 'onboarding checks' } }));
+  check(heldByHand.paused?.reason === 'manual', 'the number is paused by hand');
+  check(succeeded('POST /admin/accounts/{id}/numbers/{number_id}/resume', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/resume', { ...oneNumber, body: {} })).paused === null, 'and resumed');
+  check(succeeded('DELETE /admin/accounts/{id}/numbers/{number_id}/queue', await operatorClient.DELETE('/admin/accounts/{id}/numbers/{number_id}/queue', oneNumber)).cancelled === 0, 'an empty queue is cleared');
   // A number on Meta's Cloud API: its settings set (the token and secrets answered only as ***), read back, cleared, and the number removed.
   const cloudPhone = `+447912${String(Date.now() % 1_000_000).padStart(6, '0')}`;
   const cloudNumber = succeeded('POST /admin/accounts/{id}/numbers a cloud number', await operatorClient.POST('/admin/accounts/{id}/numbers', { ...users, body: { phone: cloudPhone, engine: 'cloud' } }));

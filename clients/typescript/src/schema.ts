@@ -2680,6 +2680,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/numbers/{number_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a number
+         * @description Holds the number's sends until it is resumed, as POST /numbers/{id}/pause does for the account's own key: sends are refused with 503 number_paused, or queued when a send policy governs the number, and a number.paused event with reason "manual" tells the account's webhooks. Run by the node that serves the number, from any node. An audit row names the token.
+         */
+        post: operations["pauseAccountNumber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/numbers/{number_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused number
+         * @description Ends the number's pause, whatever paused it, and its sends go to WhatsApp again (a number.resumed event says so). A number that is not paused is answered as it is, and its audit row says it was not paused. Run by the node that serves the number, from any node. An audit row names the token.
+         */
+        post: operations["resumeAccountNumber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/numbers/{number_id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel every message waiting in a number's queue
+         * @description As DELETE /numbers/{id}/queue does for the account's own key: every waiting message becomes cancelled, none is sent, and its unit of quota is given back; a long queue is answered 202 while the rest is settled. Run by the node that serves the number, from any node. An audit row names the token and how many were cancelled.
+         */
+        delete: operations["clearAccountNumberQueue"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{id}/numbers/{number_id}/proxy": {
         parameters: {
             query?: never;
@@ -3083,6 +3143,66 @@ export interface paths {
          */
         post: operations["logoutNumberSessionApi"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers/{number_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a number
+         * @description Holds the number's sends until it is resumed, as POST /numbers/{id}/pause does for the account's own key: sends are refused with 503 number_paused, or queued when a send policy governs the number, and a number.paused event with reason "manual" tells the account's webhooks. Run by the node that serves the number, from any node. An audit row names the token.
+         */
+        post: operations["pauseAccountNumberApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers/{number_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused number
+         * @description Ends the number's pause, whatever paused it, and its sends go to WhatsApp again (a number.resumed event says so). A number that is not paused is answered as it is, and its audit row says it was not paused. Run by the node that serves the number, from any node. An audit row names the token.
+         */
+        post: operations["resumeAccountNumberApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers/{number_id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel every message waiting in a number's queue
+         * @description As DELETE /numbers/{id}/queue does for the account's own key: every waiting message becomes cancelled, none is sent, and its unit of quota is given back; a long queue is answered 202 while the rest is settled. Run by the node that serves the number, from any node. An audit row names the token and how many were cancelled.
+         */
+        delete: operations["clearAccountNumberQueueApi"];
         options?: never;
         head?: never;
         patch?: never;
@@ -6526,6 +6646,61 @@ export interface components {
                 /** Format: date-time */
                 started_at: string;
             } | null;
+        };
+        PauseAccountNumberRequest: {
+            /** @description Why, in your words; shown as the pause's detail in number.paused. */
+            reason?: string;
+        };
+        PauseAccountNumberResponse: {
+            number_id: string;
+            account_id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
+            paused: {
+                /** @enum {string} */
+                reason: "restricted" | "reachout_timelock" | "rate_limited" | "logged_out" | "manual";
+                /** Format: date-time */
+                since: string;
+                /**
+                 * Format: date-time
+                 * @description When it resumes by itself; null when that is not known.
+                 */
+                until: string | null;
+            } | null;
+        };
+        ResumeAccountNumberRequest: Record<string, never>;
+        ResumeAccountNumberResponse: {
+            number_id: string;
+            account_id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
+            paused: {
+                /** @enum {string} */
+                reason: "restricted" | "reachout_timelock" | "rate_limited" | "logged_out" | "manual";
+                /** Format: date-time */
+                since: string;
+                /**
+                 * Format: date-time
+                 * @description When it resumes by itself; null when that is not known.
+                 */
+                until: string | null;
+            } | null;
+        };
+        ClearAccountNumberQueueResponse: {
+            number_id: string;
+            /** @description Messages cancelled: none of them will be sent. */
+            cancelled: number;
+            /** @description Of those, how many are still being settled (their message.status event and unit of quota). */
+            pending: number;
+        };
+        ClearAccountNumberQueueResponse202: {
+            number_id: string;
+            /** @description Messages cancelled: none of them will be sent. */
+            cancelled: number;
+            /** @description Of those, how many are still being settled (their message.status event and unit of quota). */
+            pending: number;
         };
         SetAccountNumberProxyRequest: {
             /**
@@ -15628,6 +15803,243 @@ export interface components {
             };
         };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        PauseAccountNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        PauseAccountNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        PauseAccountNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        PauseAccountNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        PauseAccountNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        PauseAccountNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ResumeAccountNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ResumeAccountNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        ResumeAccountNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ResumeAccountNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ResumeAccountNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        ResumeAccountNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ClearAccountNumberQueueError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ClearAccountNumberQueueError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        ClearAccountNumberQueueError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ClearAccountNumberQueueError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ClearAccountNumberQueueError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        ClearAccountNumberQueueError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         SetAccountNumberProxyError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -16412,6 +16824,12 @@ export type RestartNumberSessionRequest = components['schemas']['RestartNumberSe
 export type RestartNumberSessionResponse = components['schemas']['RestartNumberSessionResponse'];
 export type LogoutNumberSessionRequest = components['schemas']['LogoutNumberSessionRequest'];
 export type LogoutNumberSessionResponse = components['schemas']['LogoutNumberSessionResponse'];
+export type PauseAccountNumberRequest = components['schemas']['PauseAccountNumberRequest'];
+export type PauseAccountNumberResponse = components['schemas']['PauseAccountNumberResponse'];
+export type ResumeAccountNumberRequest = components['schemas']['ResumeAccountNumberRequest'];
+export type ResumeAccountNumberResponse = components['schemas']['ResumeAccountNumberResponse'];
+export type ClearAccountNumberQueueResponse = components['schemas']['ClearAccountNumberQueueResponse'];
+export type ClearAccountNumberQueueResponse202 = components['schemas']['ClearAccountNumberQueueResponse202'];
 export type SetAccountNumberProxyRequest = components['schemas']['SetAccountNumberProxyRequest'];
 export type SetAccountNumberProxyResponse = components['schemas']['SetAccountNumberProxyResponse'];
 export type ClearAccountNumberProxyResponse = components['schemas']['ClearAccountNumberProxyResponse'];
@@ -17097,6 +17515,24 @@ export type ResponseLogoutNumberSessionError409 = components['responses']['Logou
 export type ResponseLogoutNumberSessionError413 = components['responses']['LogoutNumberSessionError413'];
 export type ResponseLogoutNumberSessionError500 = components['responses']['LogoutNumberSessionError500'];
 export type ResponseLogoutNumberSessionError503 = components['responses']['LogoutNumberSessionError503'];
+export type ResponsePauseAccountNumberError400 = components['responses']['PauseAccountNumberError400'];
+export type ResponsePauseAccountNumberError401 = components['responses']['PauseAccountNumberError401'];
+export type ResponsePauseAccountNumberError404 = components['responses']['PauseAccountNumberError404'];
+export type ResponsePauseAccountNumberError413 = components['responses']['PauseAccountNumberError413'];
+export type ResponsePauseAccountNumberError500 = components['responses']['PauseAccountNumberError500'];
+export type ResponsePauseAccountNumberError503 = components['responses']['PauseAccountNumberError503'];
+export type ResponseResumeAccountNumberError400 = components['responses']['ResumeAccountNumberError400'];
+export type ResponseResumeAccountNumberError401 = components['responses']['ResumeAccountNumberError401'];
+export type ResponseResumeAccountNumberError404 = components['responses']['ResumeAccountNumberError404'];
+export type ResponseResumeAccountNumberError413 = components['responses']['ResumeAccountNumberError413'];
+export type ResponseResumeAccountNumberError500 = components['responses']['ResumeAccountNumberError500'];
+export type ResponseResumeAccountNumberError503 = components['responses']['ResumeAccountNumberError503'];
+export type ResponseClearAccountNumberQueueError400 = components['responses']['ClearAccountNumberQueueError400'];
+export type ResponseClearAccountNumberQueueError401 = components['responses']['ClearAccountNumberQueueError401'];
+export type ResponseClearAccountNumberQueueError404 = components['responses']['ClearAccountNumberQueueError404'];
+export type ResponseClearAccountNumberQueueError413 = components['responses']['ClearAccountNumberQueueError413'];
+export type ResponseClearAccountNumberQueueError500 = components['responses']['ClearAccountNumberQueueError500'];
+export type ResponseClearAccountNumberQueueError503 = components['responses']['ClearAccountNumberQueueError503'];
 export type ResponseSetAccountNumberProxyError400 = components['responses']['SetAccountNumberProxyError400'];
 export type ResponseSetAccountNumberProxyError401 = components['responses']['SetAccountNumberProxyError401'];
 export type ResponseSetAccountNumberProxyError404 = components['responses']['SetAccountNumberProxyError404'];
@@ -22472,6 +22908,120 @@ export interface operations {
             503: components["responses"]["LogoutNumberSessionError503"];
         };
     };
+    pauseAccountNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PauseAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["PauseAccountNumberError400"];
+            401: components["responses"]["PauseAccountNumberError401"];
+            404: components["responses"]["PauseAccountNumberError404"];
+            413: components["responses"]["PauseAccountNumberError413"];
+            500: components["responses"]["PauseAccountNumberError500"];
+            503: components["responses"]["PauseAccountNumberError503"];
+        };
+    };
+    resumeAccountNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResumeAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumeAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["ResumeAccountNumberError400"];
+            401: components["responses"]["ResumeAccountNumberError401"];
+            404: components["responses"]["ResumeAccountNumberError404"];
+            413: components["responses"]["ResumeAccountNumberError413"];
+            500: components["responses"]["ResumeAccountNumberError500"];
+            503: components["responses"]["ResumeAccountNumberError503"];
+        };
+    };
+    clearAccountNumberQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every waiting message is cancelled, its event written and its unit given back. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberQueueResponse"];
+                };
+            };
+            /** @description Every waiting message is cancelled; `pending` of them are still being settled. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberQueueResponse202"];
+                };
+            };
+            400: components["responses"]["ClearAccountNumberQueueError400"];
+            401: components["responses"]["ClearAccountNumberQueueError401"];
+            404: components["responses"]["ClearAccountNumberQueueError404"];
+            413: components["responses"]["ClearAccountNumberQueueError413"];
+            500: components["responses"]["ClearAccountNumberQueueError500"];
+            503: components["responses"]["ClearAccountNumberQueueError503"];
+        };
+    };
     setAccountNumberProxy: {
         parameters: {
             query?: never;
@@ -23456,6 +24006,120 @@ export interface operations {
             413: components["responses"]["LogoutNumberSessionError413"];
             500: components["responses"]["LogoutNumberSessionError500"];
             503: components["responses"]["LogoutNumberSessionError503"];
+        };
+    };
+    pauseAccountNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PauseAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["PauseAccountNumberError400"];
+            401: components["responses"]["PauseAccountNumberError401"];
+            404: components["responses"]["PauseAccountNumberError404"];
+            413: components["responses"]["PauseAccountNumberError413"];
+            500: components["responses"]["PauseAccountNumberError500"];
+            503: components["responses"]["PauseAccountNumberError503"];
+        };
+    };
+    resumeAccountNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResumeAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumeAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["ResumeAccountNumberError400"];
+            401: components["responses"]["ResumeAccountNumberError401"];
+            404: components["responses"]["ResumeAccountNumberError404"];
+            413: components["responses"]["ResumeAccountNumberError413"];
+            500: components["responses"]["ResumeAccountNumberError500"];
+            503: components["responses"]["ResumeAccountNumberError503"];
+        };
+    };
+    clearAccountNumberQueueApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every waiting message is cancelled, its event written and its unit given back. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberQueueResponse"];
+                };
+            };
+            /** @description Every waiting message is cancelled; `pending` of them are still being settled. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearAccountNumberQueueResponse202"];
+                };
+            };
+            400: components["responses"]["ClearAccountNumberQueueError400"];
+            401: components["responses"]["ClearAccountNumberQueueError401"];
+            404: components["responses"]["ClearAccountNumberQueueError404"];
+            413: components["responses"]["ClearAccountNumberQueueError413"];
+            500: components["responses"]["ClearAccountNumberQueueError500"];
+            503: components["responses"]["ClearAccountNumberQueueError503"];
         };
     };
     setAccountNumberProxyApi: {

@@ -77,7 +77,7 @@ export const clearNumberQueue = defineSessionOperation({ params: numberParams },
 });
 
 /** The answer to a clear: 200 when it is wholly settled, 202 while the queue runner settles the rest. */
-function clearedQueueSchema(description: string) {
+export function clearedQueueSchema(description: string) {
   return {
     type: 'object',
     description,

@@ -2,7 +2,7 @@ import { AppError } from '../../domain/errors.ts';
 import { engineKinds, type WhatsAppNumber } from '../../domain/model.ts';
 import { pauseReasons, presentPause, type NumberPause } from '../../domain/number-pauses.ts';
 
-const pausedSchema = {
+export const pausedSchema = {
   anyOf: [
     {
       type: 'object',

@@ -5,6 +5,7 @@ import { numberOperations } from './numbers.ts';
 import { numberSessionOperations } from './number-session.ts';
 import { numberProxyOperations } from './number-proxy.ts';
 import { numberCloudOperations } from './number-cloud.ts';
+import { numberSendsOperations } from './number-sends.ts';
 import { userOperations } from './users.ts';
 
 /** The operator API (docs/operator-api.md), in the document's order. */
@@ -14,6 +15,7 @@ export const operatorOperations = [
   ...apiKeyOperations,
   ...numberOperations,
   ...numberSessionOperations,
+  ...numberSendsOperations,
   ...numberProxyOperations,
   ...numberCloudOperations,
   ...auditOperations,

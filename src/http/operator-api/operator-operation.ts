@@ -13,7 +13,7 @@ import { OPERATOR_ERRORS, OPERATOR_SECURITY, operatorActor, operatorAuthHook, to
 /** The services operator operations' handlers reach (docs/adr/0061); a new one is named here. */
 export type OperatorServices = Pick<
   GatewayServices,
-  'accounts' | 'apiKeys' | 'audit' | 'cloudNumbers' | 'numbers' | 'numberControl' | 'store' | 'team'
+  'accounts' | 'apiKeys' | 'audit' | 'cloudNumbers' | 'numbers' | 'numberControl' | 'pauses' | 'store' | 'team'
 >;
 
 /** What registering them uses: the handlers' services and the tokens that admit their callers. */
