@@ -16,15 +16,18 @@ import { waitForValue } from '../../support/waiting.ts';
 // The n8n node package in a real n8n (docs/integrations.md, n8n): packed and installed as a user
 // installs it, a workflow "wa-gateway Trigger on a message → wa-gateway Send Message back to its
 // sender" is activated, which registers the trigger's own webhook through the webhooks API; a
-// sandbox phone's message runs it and the phone receives the reply once; forged and replayed
-// deliveries are refused; deactivating the workflow removes the webhook. On SQLite (one node) and
-// on PostgreSQL with two nodes, n8n calling the node that does not own the number. One n8n serves
+// sandbox phone's message runs it and the phone receives the reply once; forged and stale
+// deliveries are refused, and a replayed one starts nothing; deactivating the workflow removes the
+// webhook. On SQLite (one node) and on PostgreSQL with two nodes, where the trigger registers its
+// webhook through the number's owner and the reply goes through the other node. One n8n serves
 // both: its start is the slow part.
 
 interface Gateway {
   nodes: ClusterNode[];
-  /** The node n8n calls: on a cluster, one that does not own the number. */
+  /** The node the reply action calls: on a cluster, one that does not own the number. */
   entry: ClusterNode;
+  /** The node the trigger registers its webhook through: on a cluster, the number's owner, so not the entry. */
+  registrar: ClusterNode;
   account: SeededAccount;
   person: SeededAccount;
   close(): Promise<void>;
@@ -49,6 +52,7 @@ async function startGateway(dialect: Dialect, n8n: N8n): Promise<Gateway> {
   return {
     nodes,
     entry: nodes.find((node) => node !== owner) ?? owner,
+    registrar: owner,
     account,
     person,
     close: async () => {
@@ -67,9 +71,11 @@ async function api(node: ClusterNode, key: string, method: string, route: string
   });
 }
 
-/** A workflow as the editor saves one: the trigger, and a reply to the message's sender from the number it reached. */
-function replyWorkflow(name: string, credentialId: string) {
-  const credentials = { waGatewayApi: { id: credentialId, name } };
+/**
+ * A workflow as the editor saves one: the trigger, and a reply to the message's sender from the
+ * number it reached, each with its own credentials (the same key, each its own base URL).
+ */
+function replyWorkflow(name: string, credentials: { trigger: { id: string; name: string }; reply: { id: string; name: string } }) {
   return {
     name,
     settings: { executionOrder: 'v1' },
@@ -83,7 +89,7 @@ function replyWorkflow(name: string, credentialId: string) {
         position: [0, 0],
         webhookId: randomUUID(),
         parameters: { events: ['message'], messageScope: 'direct' },
-        credentials,
+        credentials: { waGatewayApi: credentials.trigger },
       },
       {
         id: randomUUID(),
@@ -98,7 +104,7 @@ function replyWorkflow(name: string, credentialId: string) {
           to_phone: '={{ $json.from_phone }}',
           additionalBodyFields: { message: '=pong: {{ $json.message }}' },
         },
-        credentials,
+        credentials: { waGatewayApi: credentials.reply },
       },
     ],
   };
@@ -122,16 +128,23 @@ describe('the n8n node package in a real n8n', () => {
     it(`a workflow triggered by a sandbox message replies to its sender once, and its webhook is the trigger's own (${dialect})`, async () => {
       const gateway = await startGateway(dialect, n8n);
       try {
-        const { entry, account, person } = gateway;
-        const credential = await n8n.rest<{ id: string }>('POST', '/credentials', {
-          name: `wa-gateway ${dialect}`,
-          type: 'waGatewayApi',
-          data: { baseUrl: entry.url, apiKey: account.apiKey },
-        });
+        const { entry, registrar, account, person } = gateway;
+        const credentialsFor = async (node: ClusterNode, role: string) => {
+          const name = `wa-gateway ${dialect} ${role}`;
+          const made = await n8n.rest<{ id: string }>('POST', '/credentials', {
+            name,
+            type: 'waGatewayApi',
+            data: { baseUrl: node.url, apiKey: account.apiKey },
+          });
+          return { id: made.id, name };
+        };
         const workflow = await n8n.rest<{ id: string; versionId: string }>(
           'POST',
           '/workflows',
-          replyWorkflow(`wa-gateway ${dialect}`, credential.id),
+          replyWorkflow(`wa-gateway ${dialect}`, {
+            trigger: await credentialsFor(registrar, 'trigger'),
+            reply: await credentialsFor(entry, 'reply'),
+          }),
         );
         await n8n.rest('POST', `/workflows/${workflow.id}/activate`, { versionId: workflow.versionId });
 
@@ -161,7 +174,7 @@ describe('the n8n node package in a real n8n', () => {
           'the sandbox phone message sent',
         );
         assert.equal(sent.status, 200, await sent.text());
-        const replies = async () => {
+        const replies = async (reply = `pong: ${text}`) => {
           const answer = await api(
             entry,
             person.apiKey,
@@ -169,7 +182,7 @@ describe('the n8n node package in a real n8n', () => {
             `/messages?phone=${encodeURIComponent(person.phones[0]!)}&direction=inbound`,
           );
           const { messages } = (await answer.json()) as { messages: { message: string | null; from_phone: string }[] };
-          return messages.filter((message) => message.message === `pong: ${text}`);
+          return messages.filter((message) => message.message === reply);
         };
         const [reply] = await waitForValue(
           async () => ((await replies()).length > 0 ? replies() : undefined),
@@ -189,31 +202,55 @@ describe('the n8n node package in a real n8n', () => {
         );
         assert.equal((await replies()).length, 1);
 
-        // A delivery not signed with the webhook's secret, or signed but old (a replay), is refused and starts nothing.
-        const body = JSON.stringify({
-          event: 'message',
-          webhook_id: webhook.id,
-          from_phone: person.phones[0],
-          to_phone: account.phones[0],
-          message: 'forged',
-        });
-        const post = (headers: Record<string, string>) =>
+        // A delivery not signed with the webhook's secret, or signed but old, is refused and starts nothing.
+        const secret = await entry.gateway.webhooks.revealSecret(accountScope(account.accountId), webhook.id);
+        const signed = (id: string, timestamp: string, body: string) => {
+          const signature = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+            .update(`${id}.${timestamp}.${body}`)
+            .digest('base64');
+          return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
+        };
+        const messageBody = (message: string) =>
+          JSON.stringify({ event: 'message', webhook_id: webhook.id, from_phone: person.phones[0], to_phone: account.phones[0], message });
+        const post = (body: string, headers: Record<string, string>) =>
           fetch(webhook.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-        const now = Math.floor(Date.now() / 1000);
-        const forged = await post({
+        const now = () => String(Math.floor(Date.now() / 1000));
+        const forgedBody = messageBody('forged');
+        const forged = await post(forgedBody, {
           'webhook-id': 'dlv_forged',
-          'webhook-timestamp': String(now),
+          'webhook-timestamp': now(),
           'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
         });
         assert.equal(forged.status, 401);
-        assert.equal((await post({})).status, 401, 'unsigned');
-        const secret = await entry.gateway.webhooks.revealSecret(accountScope(account.accountId), webhook.id);
-        const old = String(now - 3600);
-        const signature = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
-          .update(`dlv_old.${old}.${body}`)
-          .digest('base64');
-        const replayed = await post({ 'webhook-id': 'dlv_old', 'webhook-timestamp': old, 'webhook-signature': `v1,${signature}` });
-        assert.equal(replayed.status, 401, 'a genuine signature an hour old is a replay');
+        assert.equal((await post(forgedBody, {})).status, 401, 'unsigned');
+        const old = String(Math.floor(Date.now() / 1000) - 3600);
+        const stale = await post(forgedBody, signed('dlv_old', old, forgedBody));
+        assert.equal(stale.status, 401, 'a genuine signature an hour old is refused');
+
+        // Inside the window a delivery starts the workflow once. The gateway's own delivery signed
+        // anew (as its retry of it would be), and a second copy of a delivery the trigger accepted
+        // (a replay), are answered 200 so that the gateway stops retrying, and start nothing.
+        const answerOf = async (answer: Response) => [answer.status, await answer.text()];
+        const repeat = [200, JSON.stringify({ message: 'Already received: this delivery started the workflow before.' })];
+        const retriedBody = messageBody(text);
+        assert.deepEqual(await answerOf(await post(retriedBody, signed(deliveries[0]!.delivery.id, now(), retriedBody))), repeat);
+        const onceBody = messageBody(`once from ${dialect}`);
+        const onceHeaders = signed(`dlv_once_${dialect}`, now(), onceBody);
+        const accepted = await answerOf(await post(onceBody, onceHeaders));
+        assert.ok(accepted[0] === 200 && accepted[1] !== repeat[1], `accepted: ${accepted.join(' ')}`);
+        assert.deepEqual(await answerOf(await post(onceBody, onceHeaders)), repeat, 'the same request again');
+        await waitForValue(
+          async () => ((await replies(`pong: once from ${dialect}`)).length > 0 ? true : undefined),
+          'the reply to the accepted test delivery',
+          250,
+          N8N_WAIT_MS,
+        );
+        // n8n records an execution before it answers a delivery that starts one: these two are all.
+        const executions = await n8n.rest<{ count: number }>(
+          'GET',
+          `/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId: workflow.id }))}`,
+        );
+        assert.equal(executions.count, 2, 'the message and the test delivery ran the workflow, nothing else did');
 
         // Deactivating the workflow removes its webhook from the gateway.
         await n8n.rest('POST', `/workflows/${workflow.id}/deactivate`, {});
@@ -223,15 +260,18 @@ describe('the n8n node package in a real n8n', () => {
           250,
           N8N_WAIT_MS,
         );
-        const sentAfter = (
-          await entry.gateway.store.db
-            .selectFrom('messages')
-            .select('id')
-            .where('account_id', '=', account.accountId)
-            .where('direction', '=', 'outbound')
-            .execute()
-        ).length;
-        assert.equal(sentAfter, 1, 'nothing but the one reply was sent');
+        const outbound = await entry.gateway.store.db
+          .selectFrom('messages')
+          .select('text')
+          .where('account_id', '=', account.accountId)
+          .where('direction', '=', 'outbound')
+          .orderBy('text')
+          .execute();
+        assert.deepEqual(
+          outbound.map((message) => message.text),
+          [`pong: once from ${dialect}`, `pong: ${text}`],
+          'nothing but the two replies was sent',
+        );
       } finally {
         await gateway.close();
       }
