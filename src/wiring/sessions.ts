@@ -6,6 +6,7 @@ import type { SessionTimings } from '../engines/baileys/baileys-session.ts';
 import type { SocketFactory } from '../engines/baileys/session-socket.ts';
 import { EngineRegistry, onDemand } from '../engines/registry.ts';
 import { CloudEngine, type CloudCallbacks } from '../engines/cloud/cloud-engine.ts';
+import { declineMissing } from '../engines/session-binding.ts';
 import { GraphApi } from '../engines/cloud/graph-api.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import { RemoteSandboxNetwork } from '../engines/sandbox/remote-sandbox-network.ts';
@@ -143,7 +144,8 @@ export async function buildSessions(
     logger: logger.child({ engine: 'cloud' }),
     pairRatePauseMs: config.cloudApi.pairRatePauseMs,
   });
-  const engines = new EngineRegistry([sandbox, baileys, cloud]);
+  // The Cloud API lacks much of a phone's port: what it does not implement is declined for it.
+  const engines = new EngineRegistry([sandbox, baileys, declineMissing(cloud)]);
   const supervisor = new SessionSupervisor(
     store,
     engines,

@@ -12,7 +12,6 @@ import {
   EngineSendError,
   isGroupMessage,
   type ChatPresence,
-  type Engine,
   type IncomingMedia,
   type MessageAction,
   type MessageRef,
@@ -22,6 +21,7 @@ import {
 } from '../engine.ts';
 import type { EngineEvents } from '../engine-events.ts';
 import type { EngineDescriptor } from '../registry.ts';
+import type { PartialEngine } from '../session-binding.ts';
 import { cloudSignatureMatches, sameSecret } from './callback-signature.ts';
 import { customerWindow, windowClosed } from './customer-window.ts';
 import { GraphApiError, type GraphAccess, type GraphApi, type GraphTemplate } from './graph-api.ts';
@@ -31,7 +31,7 @@ import { CLOUD_UNCARRIED, toCloudMessage, toCloudReaction, type CloudMessageBody
 import { declinedCapabilities } from './declined-capabilities.ts';
 
 /** What the gateway knows of the Cloud API engine: no linking (Meta's ids and token stand for it), no simulation. */
-const CLOUD_ENGINE = {
+export const CLOUD_ENGINE = {
   kind: 'cloud',
   capabilities: {
     simulatedInbound: false,
@@ -86,7 +86,7 @@ export interface CloudCallbacks {
  * Graph API with the number's token, and what happens on WhatsApp comes back through Meta's
  * signed callbacks. What the Cloud API cannot do is declined with a 422 naming the engine.
  */
-export class CloudEngine extends declinedCapabilities() implements Engine, CloudCallbacks {
+export class CloudEngine extends declinedCapabilities() implements PartialEngine, CloudCallbacks {
   readonly kind = CLOUD_ENGINE.kind;
   readonly capabilities = CLOUD_ENGINE.capabilities;
   readonly initialStatus: SessionStatus = CLOUD_ENGINE.initialStatus;
