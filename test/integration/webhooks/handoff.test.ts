@@ -44,10 +44,12 @@ for (const dialect of dialects) {
     let receiver: WebhookReceiver;
 
     before(async () => {
-      // One request per endpoint makes "waiting for a slot" easy to arrange.
+      // One request per endpoint makes "waiting for a slot" easy to arrange. The timeout is
+      // longer than a loaded machine takes between a hanging request and the test's look at what
+      // waits behind it: the request still hangs, and the waiting delivery still holds its claim.
       test = await startDeliveringGateway(
         dialect,
-        webhookEnv({ WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '1', WAGW_WEBHOOK_TIMEOUT_MS: '3000' }),
+        webhookEnv({ WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '1', WAGW_WEBHOOK_TIMEOUT_MS: '60000' }),
       );
       receiver = await WebhookReceiver.start();
     });
