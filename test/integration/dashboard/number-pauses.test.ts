@@ -40,6 +40,19 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
+    /** The number's pause, resume and clear rows, oldest first: action, how, who, from where, and what. */
+    const sendsAudit = async (of: WhatsAppNumber) =>
+      (await test.gateway.audit.list(operatorScope(), { accountId: of.accountId, limit: 100 }))
+        .filter((row) => row.targetId === of.id && ['number.paused', 'number.resumed', 'number.queue_cleared'].includes(row.action))
+        .reverse()
+        .map((row) => [
+          row.action,
+          row.actor.kind,
+          row.actor.label,
+          row.actor.address,
+          row.details?.detail ?? row.details?.cancelled ?? row.details?.was_paused,
+        ]);
+
     it('shows the pause with its reason and lift time, and the owner resumes it with the form', async () => {
       const until = new Date(Date.now() + 3_600_000);
       await test.gateway.supervisor.simulatorFor(number)!.restrict(number, { kind: 'restricted', until });
@@ -65,6 +78,11 @@ for (const dialect of dialects) {
       assert.equal(resumed.statusCode, 303, resumed.body);
       assert.equal(test.gateway.pauses.holdOf(number.id), null);
       assert.doesNotMatch((await owner.get('/numbers')).body, /status-paused">paused/);
+      assert.deepEqual(
+        await sendsAudit(number),
+        [['number.resumed', 'user', `owner-${number.accountId}@pauses.test`, '127.0.0.1', true]],
+        "the owner's resume is a row naming them; the refused ones none, and WhatsApp's restriction is no one's action",
+      );
     });
 
     it("shows each number's queue, next send and last messages; the operator console shows every card with its proxy, filters by status, and resumes and clears", async () => {
@@ -107,6 +125,32 @@ for (const dialect of dialects) {
       const resumed = await operator.submit('/operator/numbers', `/operator/numbers/${fresh.id}/resume`, {});
       assert.equal(resumed.statusCode, 303, resumed.body);
       assert.equal(test.gateway.pauses.holdOf(fresh.id), null, 'resumed through NumberControl');
+      assert.deepEqual(
+        await sendsAudit(fresh),
+        [
+          ['number.paused', 'system', null, null, 'held for the test'],
+          ['number.queue_cleared', 'user', 'operator@pauses.test', '127.0.0.1', 1],
+          ['number.resumed', 'user', 'operator@pauses.test', '127.0.0.1', true],
+        ],
+        "the console's clear and resume are rows naming the operator",
+      );
+    });
+
+    it("the owner's Clear queue form cancels what waits, and its row names the owner", async () => {
+      const queuedNumber = await test.gateway.numbers.addNumber(operatorScope(), { accountId: number.accountId, phone: uniquePhone() });
+      const key = (await test.gateway.apiKeys.createKey({ accountId: queuedNumber.accountId, name: 'clear' })).plaintext;
+      await test.gateway.sendQueues.setNumberPolicy(queuedNumber, { preset: 'standard' }, SYSTEM_ACTOR);
+      await test.gateway.numberControl.pause({ scope: operatorScope(), actor: SYSTEM_ACTOR }, queuedNumber, null);
+      const queued = await test.post('/send_message', { from_phone: queuedNumber.phone, to_phone: '+14155550178', message: 'waits' }, key);
+      assert.equal(queued.statusCode, 202, queued.body);
+
+      const cleared = await owner.submit('/numbers', `/numbers/${queuedNumber.id}/clear_queue`, {});
+      assert.equal(cleared.statusCode, 303, cleared.body);
+      assert.equal((await test.gateway.sendQueues.view(queuedNumber, 1, undefined)).total, 0, 'nothing waits');
+      assert.deepEqual(
+        (await sendsAudit(queuedNumber)).filter(([action]) => action === 'number.queue_cleared'),
+        [['number.queue_cleared', 'user', `owner-${number.accountId}@pauses.test`, '127.0.0.1', 1]],
+      );
     });
 
     it("builds the console's health cards from its one list of numbers, and only those its status filter keeps", async () => {

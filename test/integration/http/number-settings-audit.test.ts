@@ -5,10 +5,12 @@ import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { assertRefused } from '../../support/operator-api.ts';
 
-// An account's own key changing its number's settings is a management action, and so an audit
-// row naming the key, the address it called from and what changed (ADR 0053, ADR 0069).
+// An account's own key changing its number's settings, or pausing, resuming or clearing the queue
+// of its number, is a management action, and so an audit row naming the key, the address it
+// called from and what it did (ADR 0053, ADR 0069); a pause, resume or clear is written by the
+// number's owner in the change's own transaction (ADR 0064's update).
 for (const dialect of dialects) {
-  describe(`PATCH /numbers/{id} as an audit row (${dialect})`, () => {
+  describe(`a key's changes to its number as audit rows (${dialect})`, () => {
     let test: TestGateway;
     let seeded: SeededAccount;
     let rival: SeededAccount;
@@ -33,6 +35,18 @@ for (const dialect of dialects) {
         .where('account_id', '=', accountId)
         .where('action', '=', 'number.settings_changed')
         .execute();
+
+    const call = (account: SeededAccount, method: 'POST' | 'DELETE', url: string, payload?: object) =>
+      test.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+        ...(payload !== undefined && { payload }),
+      });
+    const rowsOf = async (accountId: string) =>
+      (await test.gateway.audit.list(operatorScope(), { accountId, limit: 50 }))
+        .filter((row) => ['number.paused', 'number.resumed', 'number.queue_cleared'].includes(row.action))
+        .reverse();
 
     it('names the key, its address and the settings changed; show_online runs on the owner, which writes the row', async () => {
       const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
@@ -88,6 +102,44 @@ for (const dialect of dialects) {
           ['account.send_policy_changed', 'api_key', seeded.apiKeyId, seeded.accountId, 'standard'],
         ],
       );
+    });
+
+    it('a pause, a clear of the queue and a resume are rows naming the key, its address, the number and what each did, at both paths', async () => {
+      const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
+      const paused = await call(seeded, 'POST', `/numbers/${number.id}/pause`, { reason: 'banned, moving' });
+      assert.equal(paused.statusCode, 200, paused.body);
+      assert.equal((await call(seeded, 'DELETE', `/api/numbers/${number.id}/queue`)).statusCode, 200);
+      assert.equal((await call(seeded, 'POST', `/api/numbers/${number.phone}/resume`, {})).statusCode, 200);
+
+      assert.deepEqual(
+        (await rowsOf(seeded.accountId)).map((row) => [
+          row.action,
+          row.actor.kind,
+          row.actor.id,
+          row.actor.address,
+          row.targetId,
+          row.details?.phone,
+          row.details?.detail ?? row.details?.cancelled ?? row.details?.was_paused,
+        ]),
+        [
+          ['number.paused', 'api_key', seeded.apiKeyId, '127.0.0.1', number.id, number.phone, 'banned, moving'],
+          ['number.queue_cleared', 'api_key', seeded.apiKeyId, '127.0.0.1', number.id, number.phone, 0],
+          ['number.resumed', 'api_key', seeded.apiKeyId, '127.0.0.1', number.id, number.phone, true],
+        ],
+      );
+      assert.match((await rowsOf(seeded.accountId))[0]?.actor.label ?? '', /^test \(/, "the key's name and hint");
+    });
+
+    it("another account's key is 404 number_not_found to a pause, a clear or a resume, and none writes a row in either account", async () => {
+      const before = (await rowsOf(seeded.accountId)).length;
+      assertRefused(await call(rival, 'POST', `/api/numbers/${seeded.phones[0]}/pause`, {}), 404, 'number_not_found');
+      assertRefused(await call(rival, 'DELETE', `/api/numbers/${seeded.phones[0]}/queue`), 404, 'number_not_found');
+      assertRefused(await call(rival, 'POST', `/api/numbers/${seeded.phones[0]}/resume`, {}), 404, 'number_not_found');
+      assertRefused(await call(seeded, 'POST', `/api/numbers/${seeded.phones[0]}/pause`, { why: 'x' }), 400, 'invalid_request');
+      assert.equal((await rowsOf(seeded.accountId)).length, before);
+      assert.deepEqual(await rowsOf(rival.accountId), []);
+      const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
+      assert.equal(test.gateway.pauses.holdOf(number.id), null, 'nothing paused it');
     });
   });
 }

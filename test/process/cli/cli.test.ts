@@ -245,6 +245,14 @@ for (const dialect of dialects) {
         );
         const cleared = expectJsonObject(await wagw('number', 'queue', phone, '--clear', '--json'));
         assert.equal(cleared.cancelled, 1);
+        const clearRows = (await test.gateway.audit.list(operatorScope(), { accountId: account.accountId, limit: 20 })).filter(
+          (row) => row.action === 'number.queue_cleared',
+        );
+        assert.deepEqual(
+          clearRows.map((row) => [row.actor.kind, row.actor.label, row.details?.phone, row.details?.cancelled]),
+          [['cli', 'wagw (CLI)', phone, 1]],
+          'the clear is an audit row naming the CLI and how many it cancelled',
+        );
         const inherited = expectJsonObject(await wagw('number', 'policy', phone, '--inherit', '--json'));
         assert.deepEqual([inherited.send_policy.source, inherited.send_policy.preset], ['gateway', 'off']);
         expectRefusal(await wagw('number', 'policy', phone, '--preset', 'reckless'), 'off, standard, cautious');

@@ -30,6 +30,18 @@ for (const dialect of dialects) {
       const resumed = expectJsonObject(await runCli(database.url, ['number', 'resume', number.id, '--json']));
       assert.deepEqual(resumed, { id: number.id, phone: number.phone, paused: false });
       assert.equal((await gateway.pauses.pausesOf([number.id])).size, 0);
+
+      const rows = (await gateway.audit.list(operatorScope(), { accountId, limit: 50 }))
+        .filter((row) => row.targetId === number.id && row.action !== 'number.added')
+        .reverse();
+      assert.deepEqual(
+        rows.map((row) => [row.action, row.actor.kind, row.actor.label, row.actor.address, row.details?.detail ?? row.details?.was_paused]),
+        [
+          ['number.paused', 'cli', 'wagw (CLI)', null, 'banned'],
+          ['number.resumed', 'cli', 'wagw (CLI)', null, true],
+        ],
+        'each is an audit row naming the CLI',
+      );
     });
 
     it('refuses a number that does not exist', async () => {
