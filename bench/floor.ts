@@ -18,6 +18,9 @@
  * on a database that checkout migrates and seeds itself.
  * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof; with it, BENCH_FLOOR_PHASES
  * (echo,floor,send,incoming) narrows the run, so that a profile holds one path.
+ * BENCH_PERF_DIR records the measured seconds of each phase of this tree's gateway with Linux's
+ * `perf` instead (bench/perf-profile.ts: CPU time, which the machine's load does not distort as it
+ * does V8's wall-clock samples) and prints the five symbols with the most of it.
  * WAGW_SQLITE_COMMIT_SYNC is handed to this tree's gateway, to measure both ways (ADR 0037).
  */
 import fs from 'node:fs';
@@ -41,12 +44,14 @@ import {
   startGatewayProcess,
   writeReportSection,
 } from './support.ts';
+import { PERF_NODE_ARGS, renderPerfTop, startPerfRecording, topPerfSymbols } from './perf-profile.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_FLOOR_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_FLOOR_WARMUP_SECONDS ?? 3);
 const COMPARE_ROOT = process.env.BENCH_FLOOR_COMPARE_ROOT;
 const PHASES = new Set((process.env.BENCH_FLOOR_PHASES ?? 'echo,floor,send,incoming').split(','));
+const PERF_DIR = process.env.BENCH_PERF_DIR;
 const NOT_MEASURED: Figure = {
   requestsPerSecond: Number.NaN,
   cpuMicroseconds: Number.NaN,
@@ -75,16 +80,18 @@ interface DialectFigures {
 }
 
 async function measure(
-  target: { port: number; pid: number },
+  target: { port: number; pid: number; profiled?: boolean },
   apiKey: string,
   postmasterPid: number | undefined,
   what: string,
 ): Promise<Figure> {
   const order = { ...sendOrder(target, apiKey), connections: CONNECTIONS };
   assertAllAnswered(await runAutocannon({ ...order, durationSeconds: WARMUP_SECONDS }), what);
+  const recording = await recordIfAsked(target, what);
   const cpuBefore = processCpuSeconds(target.pid);
   const databaseBefore = postgresCpuSeconds(postmasterPid);
   const result = assertAllAnswered(await runAutocannon({ ...order, durationSeconds: SECONDS }), what);
+  await printPerfTop(recording);
   const answers = result.total2xx;
   const figure = {
     requestsPerSecond: result.requestsPerSecond,
@@ -96,6 +103,18 @@ async function measure(
     `${what}: ${Math.round(figure.requestsPerSecond)}/s, ${figure.cpuMicroseconds.toFixed(0)} µs CPU per answer${Number.isNaN(figure.databaseCpuMicroseconds) ? '' : ` + ${figure.databaseCpuMicroseconds.toFixed(0)} µs in PostgreSQL`}, load ${figure.loadAverage.toFixed(2)}`,
   );
   return figure;
+}
+
+/** With BENCH_PERF_DIR, a perf recording of this tree's gateway (the echo and the floor are not profiled). */
+function recordIfAsked(target: { pid: number; profiled?: boolean }, what: string) {
+  if (PERF_DIR === undefined || target.profiled !== true) return Promise.resolve(undefined);
+  return startPerfRecording(target.pid, PERF_DIR, what.replaceAll(/[^a-z0-9]+/gi, '-'));
+}
+
+async function printPerfTop(recording: Awaited<ReturnType<typeof recordIfAsked>>): Promise<void> {
+  if (recording === undefined) return;
+  const file = await recording.stop();
+  console.log(`${file}, the gateway's CPU time, top five:\n${renderPerfTop(topPerfSymbols(file, 5))}`);
 }
 
 /** A webhook endpoint that answers 204 at once and counts what reached it. */
@@ -123,7 +142,7 @@ async function startCountingEndpoint(): Promise<{ url: string; received(): numbe
  * holds each message's storage, its delivery and the delivery's outcome.
  */
 async function measureIncoming(
-  gateway: { port: number; pid: number },
+  gateway: { port: number; pid: number; profiled?: boolean },
   apiKey: string,
   postmasterPid: number | undefined,
   endpoint: { received(): number },
@@ -132,11 +151,13 @@ async function measureIncoming(
   const order = { ...incomingOrder(gateway, apiKey), connections: CONNECTIONS };
   const warm = assertAllAnswered(await runAutocannon({ ...order, durationSeconds: WARMUP_SECONDS }), what);
   await untilDelivered(endpoint, warm.total2xx, what);
+  const recording = await recordIfAsked(gateway, what);
   const cpuBefore = processCpuSeconds(gateway.pid);
   const databaseBefore = postgresCpuSeconds(postmasterPid);
   const deliveredBefore = endpoint.received();
   const result = assertAllAnswered(await runAutocannon({ ...order, durationSeconds: SECONDS }), what);
   await untilDelivered(endpoint, deliveredBefore + result.total2xx, what);
+  await printPerfTop(recording);
   const delivered = endpoint.received() - deliveredBefore;
   const figure = {
     requestsPerSecond: result.requestsPerSecond,
@@ -173,7 +194,10 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
     const floor = await startForkedServer('bench/floor-server.ts');
     running.push(floor);
     const profile = process.env.BENCH_CPU_PROFILE_DIR;
-    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile)}`];
+    const nodeArgs = [
+      ...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile)}`]),
+      ...(PERF_DIR === undefined ? [] : PERF_NODE_ARGS),
+    ];
     const gateway = await startGatewayProcess({
       databaseUrl: gatewayDatabase.url,
       directory,
@@ -188,15 +212,16 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
       nodeArgs,
     });
     running.push(gateway);
+    const profiledGateway = { ...gateway, profiled: true };
     const postmaster = dialect === 'postgres' ? await postmasterPidOf(gatewayDatabase.url) : undefined;
     // Back to back, so that they share one moment's load.
     const figures: DialectFigures = {
       dialect,
       echo: PHASES.has('echo') ? await measure(echo, gatewayDatabase.apiKey, postmaster, `${dialect} echo`) : NOT_MEASURED,
       floor: PHASES.has('floor') ? await measure(floor, gatewayDatabase.apiKey, postmaster, `${dialect} floor`) : NOT_MEASURED,
-      send: PHASES.has('send') ? await measure(gateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`) : NOT_MEASURED,
+      send: PHASES.has('send') ? await measure(profiledGateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`) : NOT_MEASURED,
       incoming: PHASES.has('incoming')
-        ? await measureIncoming(gateway, gatewayDatabase.apiKey, postmaster, endpoint, `${dialect} incoming → delivered`)
+        ? await measureIncoming(profiledGateway, gatewayDatabase.apiKey, postmaster, endpoint, `${dialect} incoming → delivered`)
         : NOT_MEASURED,
     };
     if (COMPARE_ROOT !== undefined) {
@@ -239,7 +264,9 @@ const rows = results.flatMap(({ dialect, echo, floor, send, incoming, compared }
 // A run of some phases, or one under the profiler, is for looking at, not for the record: its
 // table would have holes (NaN rows) and a profiled gateway's CPU is not a gateway's.
 const fullRun =
-  ['echo', 'floor', 'send', 'incoming'].every((phase) => PHASES.has(phase)) && process.env.BENCH_CPU_PROFILE_DIR === undefined;
+  ['echo', 'floor', 'send', 'incoming'].every((phase) => PHASES.has(phase)) &&
+  process.env.BENCH_CPU_PROFILE_DIR === undefined &&
+  PERF_DIR === undefined;
 if (!fullRun) {
   console.log('A partial or profiled run: docs/benchmarks.md is left as it is.');
   process.exit(0);
