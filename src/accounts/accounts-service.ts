@@ -131,8 +131,18 @@ export class AccountsService {
     return settings;
   }
 
-  async updateSettings(scope: AccountScope, changes: Partial<AccountSettings>): Promise<AccountSettings> {
-    await updateAccountSettings(this.store.db, scope.accountId, changes);
+  /** Changes what is given, with its audit row naming `actor`; nothing given is only a read, and no row. */
+  async updateSettings(scope: AccountScope, changes: Partial<AccountSettings>, actor: AuditActor): Promise<AccountSettings> {
+    const { linkPreviews } = changes;
+    if (linkPreviews === undefined) return this.settings(scope);
+    await this.store.db.transaction().execute(async (trx) => {
+      await updateAccountSettings(trx, scope.accountId, { linkPreviews });
+      await recordAudit(trx, actor, 'account.settings_changed', {
+        accountId: scope.accountId,
+        targetId: scope.accountId,
+        details: { link_previews: linkPreviews },
+      });
+    });
     return this.settings(scope);
   }
 

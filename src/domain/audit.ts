@@ -29,6 +29,7 @@ export const SYSTEM_ACTOR: AuditActor = Object.freeze({ kind: 'system', id: null
 const auditActions = [
   'account.created',
   'account.updated',
+  'account.settings_changed',
   'api_key.created',
   'api_key.revoked',
   'operator_token.created',

@@ -33,10 +33,12 @@ export const updateAccountSettings = defineOperation({ body: accountSettingsRequ
   tag: 'messages',
   answers: { 200: accountSettingsResponseSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS],
-  handle: async ({ scope, body }, { accounts }) => {
-    const settings = await accounts.updateSettings(scope, {
-      ...(body.link_previews !== undefined && { linkPreviews: body.link_previews }),
-    });
+  handle: async ({ scope, body, actor }, { accounts }) => {
+    const settings = await accounts.updateSettings(
+      scope,
+      { ...(body.link_previews !== undefined && { linkPreviews: body.link_previews }) },
+      actor,
+    );
     return ok({ link_previews: settings.linkPreviews });
   },
 });

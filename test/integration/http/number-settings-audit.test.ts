@@ -10,7 +10,7 @@ import { assertRefused } from '../../support/operator-api.ts';
 // called from and what it did (ADR 0053, ADR 0069); a pause, resume or clear is written by the
 // number's owner in the change's own transaction (ADR 0064's update).
 for (const dialect of dialects) {
-  describe(`a key's changes to its number as audit rows (${dialect})`, () => {
+  describe(`a key's changes to its number and account as audit rows (${dialect})`, () => {
     let test: TestGateway;
     let seeded: SeededAccount;
     let rival: SeededAccount;
@@ -140,6 +140,32 @@ for (const dialect of dialects) {
       assert.deepEqual(await rowsOf(rival.accountId), []);
       const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
       assert.equal(test.gateway.pauses.holdOf(number.id), null, 'nothing paused it');
+    });
+
+    it("a change of the account's settings is a row naming the key and what changed; a read writes none", async () => {
+      const change = (account: SeededAccount, payload: object) =>
+        test.inject({ method: 'PATCH', url: '/api/account/settings', payload, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const settingsChanges = async (accountId: string) =>
+        (await test.gateway.audit.list(operatorScope(), { accountId, limit: 50 })).filter(
+          (row) => row.action === 'account.settings_changed',
+        );
+
+      assert.deepEqual((await change(seeded, {})).json(), { link_previews: false });
+      assert.deepEqual(await settingsChanges(seeded.accountId), [], 'a read is no change');
+      assert.deepEqual((await change(seeded, { link_previews: true })).json(), { link_previews: true });
+      assertRefused(await change(seeded, { link_previews: 'yes' }), 400, 'invalid_request', 'link_previews');
+      assert.deepEqual(
+        (await settingsChanges(seeded.accountId)).map((row) => [
+          row.actor.kind,
+          row.actor.id,
+          row.actor.address,
+          row.targetId,
+          row.details?.link_previews,
+        ]),
+        [['api_key', seeded.apiKeyId, '127.0.0.1', seeded.accountId, true]],
+        'one row, for the change; none for the refusal',
+      );
+      assert.deepEqual(await settingsChanges(rival.accountId), [], "and none in another account's log");
     });
   });
 }
