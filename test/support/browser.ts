@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { WhatsAppNumber } from '../../src/domain/model.ts';
@@ -29,6 +29,65 @@ export function launchChromium(): Promise<Browser> {
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIRECTORY, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIRECTORY, `${name}.png`), fullPage: true });
+}
+
+/**
+ * Everything a context's pages tell the browser's console that a person should never see: errors
+ * and warnings, uncaught exceptions, and every Content-Security-Policy violation, reported by the
+ * document's own `securitypolicyviolation` event rather than trusted to the console's wording.
+ * The listener is installed through the DevTools protocol, which the page's CSP does not govern.
+ */
+export async function watchConsole(context: BrowserContext): Promise<string[]> {
+  const reported: string[] = [];
+  await context.exposeBinding('reportPolicyViolation', (source, violation: string) => {
+    reported.push(`CSP violation on ${source.page?.url() ?? 'a page'}: ${violation}`);
+  });
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (event) => {
+    window.reportPolicyViolation(event.effectiveDirective + ' refused ' + (event.blockedURI || 'an inline ' + event.violatedDirective) + ' at ' + event.sourceFile + ':' + event.lineNumber);
+  });`);
+  context.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning')
+      reported.push(`${message.type()} on ${message.page()?.url() ?? 'a page'}: ${message.text()}`);
+  });
+  context.on('weberror', (error) => reported.push(`uncaught on ${error.page()?.url() ?? 'a page'}: ${error.error().message}`));
+  return reported;
+}
+
+/**
+ * Where the page shown breaks the layout at its width (issue 47): the document scrolls
+ * sideways; a table's box, a card, a chart or a thread is wider than its box; or a table cell
+ * is cut, by the box that clips it (a scrolling box counts: its last column is off-screen), by
+ * the screen, or by its own content overflowing it. Cells hidden on purpose (a closed details,
+ * a visually hidden heading row) are not drawn, and are skipped.
+ */
+export async function layoutFaults(page: Page): Promise<string[]> {
+  return (await page.evaluate(`(() => {
+    const faults = [];
+    const screen = document.documentElement.clientWidth;
+    const name = (element) => element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') +
+      (typeof element.className === 'string' && element.className.trim() ? '.' + element.className.trim().split(/\\s+/).join('.') : '');
+    if (document.documentElement.scrollWidth > screen) faults.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + screen);
+    for (const box of document.querySelectorAll('.table-wrap, .conversation, .chat-list, .card, figure'))
+      if (box.scrollWidth > box.clientWidth + 1) faults.push(name(box) + ' is wider than its box: ' + box.scrollWidth + ' > ' + box.clientWidth);
+    for (const cell of document.querySelectorAll('td, th')) {
+      const drawn = cell.getBoundingClientRect();
+      if (drawn.width === 0 || drawn.height === 0) continue;
+      const cellName = name(cell) + ' "' + cell.textContent.trim().slice(0, 40) + '"';
+      let hidden = false;
+      let clip = null;
+      for (let box = cell.parentElement; box !== null && box !== document.documentElement; box = box.parentElement) {
+        const style = getComputedStyle(box);
+        if (style.clipPath !== 'none') { hidden = true; break; }
+        if (clip === null && style.overflowX !== 'visible') clip = box;
+      }
+      if (hidden) continue;
+      const limit = clip === null ? { left: 0, right: screen } : clip.getBoundingClientRect();
+      if (drawn.left < limit.left - 1 || drawn.right > limit.right + 1)
+        faults.push(cellName + ' is cut by ' + (clip === null ? 'the screen' : name(clip)) + ': ' + Math.round(drawn.left) + '..' + Math.round(drawn.right) + ' outside ' + Math.round(limit.left) + '..' + Math.round(limit.right));
+      if (cell.scrollWidth > cell.clientWidth + 1) faults.push(cellName + ' overflows its cell: ' + cell.scrollWidth + ' > ' + cell.clientWidth);
+    }
+    return faults;
+  })()`)) as string[];
 }
 
 /** The config of a gateway that a browser test starts: its own database, any free port, quiet. */

@@ -60,10 +60,10 @@ export function OperatorAuditPage(props: { context: PageContext; view: OperatorA
                   <td class="mono" safe>
                     {row.action}
                   </td>
-                  <td class="mono" safe>
+                  <td class="mono breakable" safe>
                     {row.target}
                   </td>
-                  <td class="mono small" safe>
+                  <td class="mono small breakable details" safe>
                     {row.details}
                   </td>
                 </tr>

@@ -1,9 +1,10 @@
 /**
  * Chats in Chromium (issue 47): the chat list, a thread with everything a chat can hold, a reply
  * through the public send path that shows queued and turns sent, and a new message appearing,
- * all without a reload; a member reads but cannot send. Every page is checked at a phone's and a
- * laptop's width for sideways scroll, with screenshots kept in test-artifacts/screenshots, and
- * the browser's console must stay free of errors (a CSP refusal is one).
+ * all without a reload; a member reads but cannot send. Every page of the dashboard and of the
+ * operator console is checked at a phone's and a laptop's width for sideways scroll and cut
+ * table cells, with screenshots kept in test-artifacts/screenshots, and the browser's console
+ * must stay free of errors, warnings and CSP violations.
  */
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
@@ -16,11 +17,12 @@ import { createGateway, createLogger, type Gateway } from '../../../src/main.ts'
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
 import { uniquePhone } from '../../support/gateway.ts';
 import { samples } from '../../support/media-samples.ts';
-import { browserTestConfig, launchChromium, saveScreenshot } from '../../support/browser.ts';
-import { CONDITION_WAIT_MS } from '../../support/waiting.ts';
+import { browserTestConfig, launchChromium, layoutFaults, saveScreenshot, watchConsole } from '../../support/browser.ts';
+import { CONDITION_WAIT_MS, waitUntil } from '../../support/waiting.ts';
 
 const OWNER = { email: 'owner@chats-browser.test', password: 'owner password 123' };
 const MEMBER = { email: 'member@chats-browser.test', password: 'member password 123' };
+const OPERATOR = { email: 'operator@chats-browser.test', password: 'operator password 123' };
 const CUSTOMER = '+14155550181';
 const OTHER_CUSTOMER = '+14155550182';
 /** The gap the number's policy puts between two sends: long enough that a reply right after a send waits. */
@@ -38,8 +40,10 @@ for (const dialect of dialects) {
     let number: WhatsAppNumber;
     let apiKey = '';
     let accountId = '';
-    /** Whatever the browser's console reported as an error, a refused script or style included. */
-    const consoleErrors: string[] = [];
+    let webhookId = '';
+    let ownerId = '';
+    /** Whatever the owner's and the operator's pages told the console: errors, warnings, CSP violations. */
+    let consoleReports: string[] = [];
 
     async function api(path: string, body: object): Promise<Record<string, unknown>> {
       const response = await fetch(`${baseUrl}${path}`, {
@@ -52,29 +56,24 @@ for (const dialect of dialects) {
       return json;
     }
 
-    function watchConsole(watched: Page): void {
-      watched.on('console', (message) => {
-        if (message.type() === 'error') consoleErrors.push(message.text());
-      });
-      watched.on('pageerror', (error) => consoleErrors.push(error.message));
-    }
-
     before(async () => {
       database = await createTestDatabase(dialect);
-      const config = browserTestConfig(database.url);
+      // The webhook below posts to a closed local port, so that the delivery log has failures to show.
+      const config = browserTestConfig(database.url, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
       gateway = await createGateway(config, createLogger(config));
       const account = await gateway.accounts.createAccount({ name: 'Chats Co', plan: 'pro' });
       accountId = account.id;
-      await gateway.accounts.createUser({ email: OWNER.email, accountId, role: 'owner', password: OWNER.password });
+      ownerId = (await gateway.accounts.createUser({ email: OWNER.email, accountId, role: 'owner', password: OWNER.password })).user.id;
+      await gateway.accounts.ensureOperator(OPERATOR.email, OPERATOR.password);
       await gateway.accounts.createUser({ email: MEMBER.email, accountId, role: 'member', password: MEMBER.password });
       number = await gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() });
-      apiKey = (await gateway.apiKeys.createKey({ accountId, name: 'seed' })).plaintext;
+      apiKey = (await gateway.apiKeys.createKey({ accountId, name: 'seed', scopes: ['read', 'send', 'webhooks'] })).plaintext;
       server = await startServer(gateway);
       baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
       browser = await launchChromium();
       context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      consoleReports = await watchConsole(context);
       page = await context.newPage();
-      watchConsole(page);
     });
 
     after(async () => {
@@ -92,16 +91,9 @@ for (const dialect of dialects) {
       await on.waitForURL((url) => !url.pathname.startsWith('/login'));
     }
 
-    /** Where the page, or a table, card, chart or thread on it, is wider than its box at this width. */
-    async function overflowsOf(path: string, width: number): Promise<string[]> {
-      const overflows = (await page.evaluate(`(() => {
-        const boxes = [document.documentElement, ...document.querySelectorAll('.table-wrap, .conversation, .chat-list, .card, figure')];
-        return boxes.filter((box) => box.scrollWidth > box.clientWidth).map((box) => (box.className || box.tagName) + ' ' + (box.querySelector('th:last-child')?.textContent ?? '') + ' ' + box.scrollWidth + '>' + box.clientWidth);
-      })()`)) as string[];
-      return overflows.map((overflow) => `${path} at ${width} px: ${overflow}`);
-    }
-
     it('seeds a chat with what a chat can hold, through the public API', async () => {
+      const webhook = await api('/webhooks', { url: 'http://127.0.0.1:9/chats', events: ['message'] });
+      webhookId = String(webhook.id);
       const hello = await api('/sandbox/receive', { from_phone: CUSTOMER, to_phone: number.phone, message: 'Hello, is my order ready?' });
       const answer = await api('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'Yes, shipping tomorrow' });
       await api(`/messages/${String(answer.message_id)}/edit`, { message: 'Yes, it ships today' });
@@ -243,24 +235,84 @@ for (const dialect of dialects) {
       await memberPage.context().close();
     });
 
-    it('fits a phone and a laptop screen on every page, with nothing blocked in the console', async () => {
+    /**
+     * Shows each path at a phone's and a laptop's width in `on`, keeps its screenshot, and returns
+     * where its layout breaks (layoutFaults), each named by its path and width.
+     */
+    async function walk(on: Page, paths: Record<string, string>): Promise<string[]> {
+      const faults: string[] = [];
+      for (const width of [390, 1280]) {
+        await on.setViewportSize({ width, height: 844 });
+        for (const [name, path] of Object.entries(paths)) {
+          const response = await on.goto(`${baseUrl}${path}`);
+          assert.equal(response?.status(), 200, `${path} answered ${response?.status()}`);
+          await saveScreenshot(on, `${dialect}-${name}-${width}`);
+          faults.push(...(await layoutFaults(on)).map((fault) => `${path} at ${width} px: ${fault}`));
+        }
+      }
+      return faults;
+    }
+
+    it('fits a phone and a laptop screen on every page of the account, with nothing in the console', async () => {
       const conversation = new URL(page.url()).pathname;
       // A message waiting in the number's queue, so that the Numbers page shows its queue table too.
       const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
       await api('/send_message', { from_phone: number.phone, to_phone: OTHER_CUSTOMER, message: 'Later', send_at: inAnHour });
-      const overflows: string[] = [];
-      const pages = ['/', '/conversations', conversation, '/messages', '/activity', '/numbers', '/keys', '/webhooks', '/team'];
-      for (const width of [390, 1280]) {
-        await page.setViewportSize({ width, height: 844 });
-        for (const path of pages) {
-          await page.goto(`${baseUrl}${path}`);
-          const name = path === conversation ? 'conversation' : path === '/' ? 'overview' : path.slice(1);
-          await saveScreenshot(page, `${dialect}-${name}-${width}`);
-          overflows.push(...(await overflowsOf(path, width)));
-        }
-      }
-      assert.deepEqual(overflows, [], 'no page scrolls sideways or cuts a column');
-      assert.deepEqual(consoleErrors, [], 'the browser console reported errors');
+      // The webhook's failed attempts, with their errors, in its delivery log and the Activity charts.
+      await waitUntil(
+        async () =>
+          (await gateway.webhooks.listDeliveries(accountScope(accountId), webhookId, 50)).some((entry) => entry.attempts.length > 0),
+        'a webhook attempt',
+        50,
+      );
+      const faults = await walk(page, {
+        overview: '/',
+        conversations: '/conversations',
+        conversation,
+        messages: '/messages',
+        activity: '/activity',
+        numbers: '/numbers',
+        keys: '/keys',
+        webhooks: '/webhooks',
+        'webhook-new': '/webhooks/new',
+        webhook: `/webhooks/${webhookId}`,
+        'webhook-edit': `/webhooks/${webhookId}/edit`,
+        team: '/team',
+        password: '/account/password',
+      });
+      assert.deepEqual(faults, [], 'no page scrolls sideways or cuts a column');
+      assert.deepEqual(consoleReports, [], 'the browser console reported nothing');
+    });
+
+    it('fits them on every page of the sign-in, the invitation and the operator console, with nothing in the console', async () => {
+      await gateway.numbers.setProxy(operatorScope(), number.id, 'http://proxy-user:proxy-secret@127.0.0.1:3128');
+      const { token } = await gateway.team.createInvite(accountId, 'member', ownerId);
+      const signedOut = await browser.newContext();
+      const signedOutReports = await watchConsole(signedOut);
+      const visitor = await signedOut.newPage();
+      const faults = await walk(visitor, { login: '/login', invite: `/invite/${token}` });
+
+      const operatorContext = await browser.newContext();
+      const operatorReports = await watchConsole(operatorContext);
+      const operator = await operatorContext.newPage();
+      await signIn(operator, OPERATOR);
+      faults.push(
+        ...(await walk(operator, {
+          'operator-accounts': '/operator/accounts',
+          'operator-account': `/operator/accounts/${accountId}`,
+          'operator-users': '/operator/users',
+          'operator-numbers': '/operator/numbers',
+          'operator-number': `/operator/numbers/${number.id}`,
+          'operator-tokens': '/operator/tokens',
+          'operator-audit': '/operator/audit',
+          'operator-system': '/operator/system',
+          'operator-cluster': '/operator/cluster',
+        })),
+      );
+      await signedOut.close();
+      await operatorContext.close();
+      assert.deepEqual(faults, [], 'no page scrolls sideways or cuts a column');
+      assert.deepEqual([...signedOutReports, ...operatorReports], [], 'the browser console reported nothing');
     });
   });
 }
