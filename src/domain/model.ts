@@ -97,6 +97,8 @@ export interface WhatsAppNumber {
   proxy: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** When `status` last changed: the number has been connected, or down, since then. */
+  statusChangedAt: Date;
 }
 
 /**
@@ -117,6 +119,7 @@ export function newWhatsAppNumber(
     proxy: null,
     createdAt: at,
     updatedAt: at,
+    statusChangedAt: at,
     ...fields,
   };
 }

@@ -38,6 +38,7 @@ import * as numberProxies from './migrations/0043-number-proxies.ts';
 import * as chatwootCallbackTokens from './migrations/0048-chatwoot-callback-tokens.ts';
 import * as cloudNumbers from './migrations/0049-cloud-numbers.ts';
 import * as customerWindows from './migrations/0050-customer-windows.ts';
+import * as numberStatusSince from './migrations/0055-number-status-since.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -80,6 +81,7 @@ const migrations: Record<string, Migration> = {
   '0048-chatwoot-callback-tokens': chatwootCallbackTokens,
   '0049-cloud-numbers': cloudNumbers,
   '0050-customer-windows': customerWindows,
+  '0055-number-status-since': numberStatusSince,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

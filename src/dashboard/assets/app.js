@@ -30,7 +30,8 @@ document.addEventListener('submit', (event) => {
 });
 
 // Live number status: pages with <main data-status-source="/numbers/status.json"> refresh the
-// badges marked data-number-status="num_…" every few seconds.
+// badges marked data-number-status="num_…" every few seconds, and the health cards' time the
+// status has held since (data-status-since="num_…"), written as the server's Time writes it.
 const statusSource = document.querySelector('[data-status-source]');
 if (statusSource !== null) {
   const url = statusSource.getAttribute('data-status-source');
@@ -43,6 +44,13 @@ if (statusSource !== null) {
         for (const badge of document.querySelectorAll(`[data-number-status="${CSS.escape(number.id)}"]`)) {
           badge.textContent = number.status.replace(/_/g, ' ');
           badge.className = `badge status-${number.status}`;
+        }
+        for (const since of document.querySelectorAll(`[data-status-since="${CSS.escape(number.id)}"]`)) {
+          const time = document.createElement('time');
+          time.dateTime = number.status_since;
+          time.title = number.status_since;
+          time.textContent = `${number.status_since.slice(0, 10)} ${number.status_since.slice(11, 16)} UTC`;
+          since.replaceChildren(time);
         }
       }
     } catch {

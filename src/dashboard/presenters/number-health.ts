@@ -14,8 +14,8 @@ export interface NumberHealthView {
   engine: string;
   status: string;
   statusReason: string | null;
-  /** The number's last change (its status or its settings): the status has held at least since. */
-  changedAt: Date;
+  /** When the status last changed: connected, or down, since then. */
+  statusSince: Date;
   pause: { reason: string; detail: string | null; since: Date; until: Date | null } | null;
   waiting: number;
   /** When the first waiting message is due; null when none waits or the number is paused. */
@@ -66,7 +66,7 @@ export async function presentNumberHealth(
         engine: number.engine,
         status: number.status,
         statusReason: number.statusReason,
-        changedAt: number.updatedAt,
+        statusSince: number.statusChangedAt,
         pause:
           pause === undefined
             ? null

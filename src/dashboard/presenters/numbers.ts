@@ -58,7 +58,8 @@ export interface GroupRowView {
 
 /** The live-refresh payload of app.js: only what a badge needs, only the viewer's account. */
 export interface NumberStatusesView {
-  numbers: Array<{ id: string; phone: string; status: string }>;
+  /** `status_since`: when the status last changed, for the health cards' "Status since" (ISO 8601). */
+  numbers: Array<{ id: string; phone: string; status: string; status_since: string }>;
 }
 
 export async function presentNumbers(
@@ -105,5 +106,12 @@ export async function presentNumbers(
 
 export async function presentNumberStatuses(gateway: Services, account: ScopedAccount): Promise<NumberStatusesView> {
   const numbers = await gateway.numbers.listNumbers(account.scope);
-  return { numbers: numbers.map((number) => ({ id: number.id, phone: number.phone, status: number.status })) };
+  return {
+    numbers: numbers.map((number) => ({
+      id: number.id,
+      phone: number.phone,
+      status: number.status,
+      status_since: number.statusChangedAt.toISOString(),
+    })),
+  };
 }

@@ -19,9 +19,9 @@ export function NumberHealthCards(props: { cards: readonly NumberHealthView[]; c
             <NumberStatus id={card.id} status={card.status} reason={card.statusReason} />
           </div>
           <dl class="facts small">
-            <dt>Last change</dt>
-            <dd>
-              <Time at={card.changedAt} />
+            <dt>Status since</dt>
+            <dd data-status-since={card.id}>
+              <Time at={card.statusSince} />
             </dd>
             <dt>Engine</dt>
             <dd safe>{card.engine}</dd>

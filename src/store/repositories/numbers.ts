@@ -21,6 +21,7 @@ function toNumber(row: NumberRow): WhatsAppNumber {
     proxy: row.proxy_redacted,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    statusChangedAt: new Date(Number(row.status_changed_at)),
   };
 }
 
@@ -41,6 +42,7 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
       show_online: number.showOnline ? 1 : 0,
       created_at: number.createdAt.getTime(),
       updated_at: number.updatedAt.getTime(),
+      status_changed_at: number.statusChangedAt.getTime(),
     })
     .execute();
 }
@@ -63,6 +65,7 @@ const NUMBER_COLUMNS = [
   'proxy_redacted',
   'created_at',
   'updated_at',
+  'status_changed_at',
 ] as const;
 
 const selectNumberByPhone = compiledStatement((db, v: { phone: string }) =>
@@ -121,7 +124,11 @@ export async function deleteNumber(db: Executor, id: string): Promise<boolean> {
 }
 
 export async function updateNumberStatus(db: Executor, id: string, status: SessionStatus, reason: string | null, at: Date): Promise<void> {
-  await db.updateTable('whatsapp_numbers').set({ status, status_reason: reason, updated_at: at.getTime() }).where('id', '=', id).execute();
+  await db
+    .updateTable('whatsapp_numbers')
+    .set({ status, status_reason: reason, updated_at: at.getTime(), status_changed_at: at.getTime() })
+    .where('id', '=', id)
+    .execute();
 }
 
 export interface NumberWithPlan {

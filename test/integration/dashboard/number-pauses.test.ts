@@ -191,5 +191,42 @@ for (const dialect of dialects) {
         'no card is read for a number filtered out',
       );
     });
+
+    it('shows since when the status holds: a change of status moves it, a change of settings does not', async () => {
+      const fresh = await test.gateway.numbers.addNumber(operatorScope(), { accountId: number.accountId, phone: uniquePhone() });
+      const sinceOf = async (client: DashboardClient, path: string) => {
+        const body = (await client.get(path)).body;
+        const card = body.slice(body.indexOf(`data-status-since="${fresh.id}"`));
+        return Date.parse(/datetime="([^"]+)"/.exec(card)![1]!);
+      };
+      const before = Date.now();
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), fresh.id, 'disconnected');
+      const changed = (await test.gateway.numbers.findNumber(operatorScope(), fresh.id)).statusChangedAt.getTime();
+      assert.ok(changed >= before - 1 && changed <= Date.now(), 'the status change is the time it was written');
+      // The Time shown is to the millisecond in its datetime attribute.
+      assert.equal(await sinceOf(owner, '/numbers'), changed);
+      const statuses = (await owner.get('/numbers/status.json')).json() as { numbers: Array<{ id: string; status_since: string }> };
+      assert.equal(
+        Date.parse(statuses.numbers.find((entry) => entry.id === fresh.id)!.status_since),
+        changed,
+        'and the live refresh has it',
+      );
+
+      await test.gateway.numbers.setProxy(operatorScope(), fresh.id, 'http://127.0.0.1:3128');
+      await test.gateway.numbers.updateSettings(accountScope(fresh.accountId), fresh.id, { rejectCalls: true }, SYSTEM_ACTOR);
+      const settled = await test.gateway.numbers.findNumber(operatorScope(), fresh.id);
+      assert.ok(settled.updatedAt.getTime() > changed, 'the settings moved the number’s last change');
+      assert.equal(settled.statusChangedAt.getTime(), changed, 'but not since when its status holds');
+      await createTestUser(test.gateway, { accountId: null, email: 'operator-since@pauses.test', password: PASSWORD, isOperator: true });
+      const operator = new DashboardClient(test);
+      assert.equal((await operator.signIn('operator-since@pauses.test', PASSWORD)).statusCode, 303);
+      assert.equal(await sinceOf(operator, '/operator/numbers'), changed, 'the console’s card says the same');
+
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), fresh.id, 'connected');
+      // A sign-in and several pages lie between the two changes: the second is a later millisecond.
+      const reconnected = (await test.gateway.numbers.findNumber(operatorScope(), fresh.id)).statusChangedAt.getTime();
+      assert.ok(reconnected > changed, 'connected again: since the new change');
+      assert.equal(await sinceOf(owner, '/numbers'), reconnected);
+    });
   });
 }

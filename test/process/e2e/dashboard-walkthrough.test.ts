@@ -134,9 +134,14 @@ for (const dialect of dialects) {
       // The status badge follows the session without a reload (app.js polls status.json).
       const badge = page.locator('[data-status-source] .badge').first();
       assert.equal((await badge.innerText()).trim(), 'connected');
+      const since = await page.locator('[data-status-since] time').first().getAttribute('datetime');
       await gateway.numbers.setSimulatedStatus(operatorScope(), numberPhone, 'disconnected');
       // Locators run outside the page's CSP; a string predicate would be refused by it, rightly.
       await page.locator('[data-status-source] .badge', { hasText: 'disconnected' }).waitFor({ timeout: CONDITION_WAIT_MS });
+      // The health card's "Status since" follows the change too.
+      const changed = (await gateway.numbers.findNumber(operatorScope(), numberPhone)).statusChangedAt.toISOString();
+      assert.notEqual(changed, since);
+      await page.locator(`[data-status-since] time[datetime="${changed}"]`).waitFor({ timeout: CONDITION_WAIT_MS });
       await gateway.numbers.setSimulatedStatus(operatorScope(), numberPhone, 'connected');
 
       const [delivered] = await receiver.waitForRequests(1, (request) => request.body.includes('is my order on its way'));
