@@ -13,12 +13,16 @@ export interface CloudSettings {
   verifyToken: string;
 }
 
-/** Meta's ids are decimal digits; anything else in a request path could reach another endpoint. */
-const META_ID_PATTERN = '^[0-9]{1,32}$';
+/**
+ * Meta's ids are decimal digits; anything else in a request path could reach another endpoint.
+ * The limits here are the one source of the operator API's schema and the console's form too.
+ */
+export const META_ID_MAX_DIGITS = 32;
+export const META_ID_PATTERN = `^[0-9]{1,${META_ID_MAX_DIGITS}}$`;
 const META_ID = new RegExp(META_ID_PATTERN);
-const TOKEN_PATTERN = '^\\S+$';
-const TOKEN_MIN_LENGTH = 8;
-const TOKEN_MAX_LENGTH = 1_024;
+/** The access token, app secret and verify token: printable, no spaces, of a sane length. */
+export const CLOUD_SECRET_LIMITS = { minLength: 8, maxLength: 1_024, pattern: '^\\S+$' } as const;
+const { minLength: TOKEN_MIN_LENGTH, maxLength: TOKEN_MAX_LENGTH, pattern: TOKEN_PATTERN } = CLOUD_SECRET_LIMITS;
 
 /**
  * Settings from untrusted input, each field checked in order; the refusal names the field and

@@ -1,3 +1,4 @@
+import { CLOUD_SECRET_LIMITS, META_ID_MAX_DIGITS } from '../../domain/cloud-settings.ts';
 import type { CloudFormValues, CloudPanelView } from '../presenters/number-cloud.ts';
 import { ActionButton, PostForm, TextField } from './components.tsx';
 
@@ -18,8 +19,8 @@ function MetaIdField(props: { name: string; label: string; placeholder: string; 
       name={props.name}
       label={props.label}
       inputmode="numeric"
-      pattern="[0-9]{1,32}"
-      maxlength={32}
+      pattern={`[0-9]{1,${META_ID_MAX_DIGITS}}`}
+      maxlength={META_ID_MAX_DIGITS}
       required
       class="mono"
       placeholder={props.placeholder}
@@ -97,8 +98,8 @@ export function CloudPanel(props: { cloud: CloudPanelView; form: CloudFormValues
             label={label}
             type="password"
             autocomplete="off"
-            minlength={8}
-            maxlength={1024}
+            minlength={CLOUD_SECRET_LIMITS.minLength}
+            maxlength={CLOUD_SECRET_LIMITS.maxLength}
             required
             describedBy="cloud-secrets-hint"
             value=""
@@ -106,8 +107,8 @@ export function CloudPanel(props: { cloud: CloudPanelView; form: CloudFormValues
         ))}
         <p id="cloud-secrets-hint" class="hint">
           A system user’s permanent access token (whatsapp_business_messaging and whatsapp_business_management), the app secret (App
-          settings, Basic) and a verify token of your choosing: 8 to 1024 characters without spaces, typed whole each time, since the stored
-          ones are never shown.
+          settings, Basic) and a verify token of your choosing: {CLOUD_SECRET_LIMITS.minLength} to {CLOUD_SECRET_LIMITS.maxLength}{' '}
+          characters without spaces, typed whole each time, since the stored ones are never shown.
         </p>
         <button type="submit" class="button primary">
           {cloud.secretsSet ? 'Replace settings' : 'Save settings'}

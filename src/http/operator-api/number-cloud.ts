@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
 import type { CloudSettingsView } from '../../accounts/cloud-numbers-service.ts';
-import { presentCloudSettings } from '../../domain/cloud-settings.ts';
+import { CLOUD_SECRET_LIMITS, META_ID_PATTERN, cloudCallbackPath, presentCloudSettings } from '../../domain/cloud-settings.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { type OperatorScope, type TenantScope, withinAccount } from '../../domain/tenant-scope.ts';
 import { type Answer, ok } from '../operations/operation.ts';
@@ -12,9 +12,9 @@ import { defineOperatorOperation, type OperatorServices } from './operator-opera
 // The token and secrets are sealed at rest and never answered back; each change is an audit row.
 
 const metaId = (what: string) =>
-  ({ type: 'string', pattern: '^[0-9]{1,32}$', description: `Meta's id of ${what}.`, examples: ['106540352242922'] }) as const;
+  ({ type: 'string', pattern: META_ID_PATTERN, description: `Meta's id of ${what}.`, examples: ['106540352242922'] }) as const;
 const secret = (what: string) =>
-  ({ type: 'string', minLength: 8, maxLength: 1024, pattern: '^\\S+$', description: what, examples: ['EAAG-example-secret'] }) as const;
+  ({ type: 'string', ...CLOUD_SECRET_LIMITS, description: what, examples: ['EAAG-example-secret'] }) as const;
 
 const cloudSettingsSchema = {
   type: 'object',
@@ -35,13 +35,8 @@ const cloudSettingsSchema = {
   },
 } as const;
 
-/** The callback's path for a number: Meta is given the gateway's public address and this. */
-function cloudCallbackPath(number: Pick<WhatsAppNumber, 'id'>): string {
-  return `/cloud/callbacks/${number.id}`;
-}
-
 function settingsJson(number: WhatsAppNumber, settings: { phoneNumberId: string; businessAccountId: string } | null) {
-  const path = cloudCallbackPath(number);
+  const path = cloudCallbackPath(number.id);
   if (settings === null)
     return {
       number_id: number.id,
