@@ -162,6 +162,20 @@ export class ChatwootStandIn {
     if (this.server.listening) await this.stop();
   }
 
+  /** The body of POST /webhooks that connects an inbox of the gateway to this Chatwoot's inbox (for `number`, or all numbers). */
+  inboxRequest(number?: string | null): Record<string, unknown> {
+    return {
+      url: this.baseUrl,
+      events: ['message', 'message.status'],
+      chatwoot: {
+        account_id: this.accountId,
+        inbox_id: this.inboxId,
+        api_access_token: this.apiAccessToken,
+        ...(number !== undefined && { number }),
+      },
+    };
+  }
+
   /** An agent replies in the conversation, as from Chatwoot's composer: an outgoing message, then the callback. */
   async agentReply(conversationId: number, content: string): Promise<StandInMessage> {
     const message = this.addMessage(conversationId, content, 'outgoing', []);

@@ -28,11 +28,7 @@ for (const dialect of dialects) {
       test.inject({ method, url, headers: { authorization: `Bearer ${account.apiKey}` }, ...(payload !== undefined && { payload }) });
 
     async function createInbox(): Promise<{ id: string; callbackPath: string }> {
-      const response = await call('POST', '/api/webhooks', {
-        url: chatwoot.baseUrl,
-        events: ['message', 'message.status'],
-        chatwoot: { account_id: chatwoot.accountId, inbox_id: chatwoot.inboxId, api_access_token: chatwoot.apiAccessToken },
-      });
+      const response = await call('POST', '/api/webhooks', chatwoot.inboxRequest());
       assert.equal(response.statusCode, 201, response.body);
       const inbox = response.json() as { id: string; chatwoot: { callback_path: string } };
       return { id: inbox.id, callbackPath: inbox.chatwoot.callback_path };

@@ -29,15 +29,7 @@ for (const dialect of dialects) {
     });
 
     async function createInbox(number: string | null = null) {
-      const response = await test.post(
-        '/api/webhooks',
-        {
-          url: chatwoot.baseUrl,
-          events: ['message', 'message.status'],
-          chatwoot: { account_id: chatwoot.accountId, inbox_id: chatwoot.inboxId, api_access_token: chatwoot.apiAccessToken, number },
-        },
-        account.apiKey,
-      );
+      const response = await test.post('/api/webhooks', chatwoot.inboxRequest(number), account.apiKey);
       assert.equal(response.statusCode, 201, response.body);
       return response.json() as { id: string; secret: string; chatwoot: Record<string, unknown> };
     }

@@ -54,16 +54,7 @@ describe('a Chatwoot inbox across the nodes of a cluster (postgres)', { skip: !d
         body: JSON.stringify(body),
       });
 
-    const made = await call(
-      other,
-      '/api/webhooks',
-      {
-        url: chatwoot.baseUrl,
-        events: ['message', 'message.status'],
-        chatwoot: { account_id: chatwoot.accountId, inbox_id: chatwoot.inboxId, api_access_token: chatwoot.apiAccessToken },
-      },
-      account.apiKey,
-    );
+    const made = await call(other, '/api/webhooks', chatwoot.inboxRequest(), account.apiKey);
     assert.equal(made.status, 201);
     const inbox = (await made.json()) as { chatwoot: { callback_path: string } };
     // Chatwoot calls the callback on the node that does not own the number.
