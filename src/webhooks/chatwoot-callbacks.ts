@@ -4,10 +4,10 @@ import { accountScope, type AccountScope } from '../domain/tenant-scope.ts';
 import type { MessageStatus } from '../domain/model.ts';
 import { messageStatusPayload, type Webhook } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
-import type { Executor, Store } from '../store/database.ts';
+import type { Store } from '../store/database.ts';
 import { findChatwootConversationById, findChatwootLinkByChatwootId, linkChatwootMessage } from '../store/repositories/chatwoot.ts';
 import { findDirectMessageStatus } from '../store/repositories/messages.ts';
-import { findChatwootCallbackToken, findWebhookForDelivery, findWebhookSecrets } from '../store/repositories/webhooks.ts';
+import { findWebhookWithCallbackKeys, type ChatwootCallbackKeys } from '../store/repositories/webhooks.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 
 /** An agent's reply to send, read from Chatwoot's `message_created` callback. */
@@ -61,12 +61,13 @@ export function derivedChatwootCallbackToken(webhookId: string, signingSecret: s
 }
 
 /** The callback tokens an inbox accepts now: its stored one, or while it has none, those of its secrets still signing. */
-export async function acceptedChatwootCallbackTokens(db: Executor, secretBox: SecretBox, webhookId: string): Promise<string[]> {
-  const stored = await findChatwootCallbackToken(db, webhookId);
-  if (stored !== null) return [secretBox.open(stored)];
-  const sealed = await findWebhookSecrets(db, webhookId);
-  if (sealed === undefined) return [];
-  const signing = [sealed.current, ...(sealed.previous !== null && (sealed.previousExpiresAt ?? 0) > Date.now() ? [sealed.previous] : [])];
+export function acceptedChatwootCallbackTokens(secretBox: SecretBox, webhookId: string, keys: ChatwootCallbackKeys): string[] {
+  if (keys.sealedToken !== null) return [secretBox.open(keys.sealedToken)];
+  const { secrets } = keys;
+  const signing = [
+    secrets.current,
+    ...(secrets.previous !== null && (secrets.previousExpiresAt ?? 0) > Date.now() ? [secrets.previous] : []),
+  ];
   return signing.map((secret) => derivedChatwootCallbackToken(webhookId, secretBox.open(secret)));
 }
 
@@ -89,8 +90,9 @@ export class ChatwootCallbacks {
    * for a key of the account, as an API key does. An unknown inbox and a wrong token are the same 404.
    */
   async authenticate(webhookId: string, token: string): Promise<{ webhook: Webhook; scope: AccountScope }> {
-    const webhook = await findWebhookForDelivery(this.store.db, webhookId);
-    const accepted = webhook?.chatwoot == null ? [] : await acceptedChatwootCallbackTokens(this.store.db, this.secretBox, webhookId);
+    const found = await findWebhookWithCallbackKeys(this.store.db, webhookId);
+    const webhook = found?.webhook;
+    const accepted = webhook?.chatwoot == null ? [] : acceptedChatwootCallbackTokens(this.secretBox, webhookId, found!.keys);
     const given = Buffer.from(token);
     const matches = accepted.some((candidate) => {
       const expected = Buffer.from(candidate);

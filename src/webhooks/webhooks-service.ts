@@ -225,11 +225,12 @@ export class WebhooksService {
    * paste into Chatwoot (the dashboard and the webhooks API show it with the inbox).
    */
   async chatwootCallbackPaths(shown: Webhook[]): Promise<Map<string, string>> {
+    const inboxes = shown.filter((webhook) => webhook.chatwoot !== null).map((webhook) => webhook.id);
+    const keys = await webhooks.findChatwootCallbackKeys(this.store.db, inboxes);
     const paths = new Map<string, string>();
-    for (const webhook of shown) {
-      if (webhook.chatwoot === null) continue;
-      const [token] = await acceptedChatwootCallbackTokens(this.store.db, this.secretBox, webhook.id);
-      if (token !== undefined) paths.set(webhook.id, chatwootCallbackPath(webhook.id, token));
+    for (const [id, inboxKeys] of keys) {
+      const [token] = acceptedChatwootCallbackTokens(this.secretBox, id, inboxKeys);
+      if (token !== undefined) paths.set(id, chatwootCallbackPath(id, token));
     }
     return paths;
   }

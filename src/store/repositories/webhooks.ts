@@ -110,10 +110,49 @@ export async function findWebhookSecrets(db: Executor, id: string): Promise<Webh
   );
 }
 
-/** A Chatwoot inbox's callback token, sealed; null when the inbox derives it from its signing secret (made before migration 0048). */
-export async function findChatwootCallbackToken(db: Executor, id: string): Promise<string | null> {
-  const row = await db.selectFrom('webhooks').select('chatwoot_callback_token_ciphertext').where('id', '=', id).executeTakeFirst();
-  return row?.chatwoot_callback_token_ciphertext ?? null;
+/**
+ * What a Chatwoot inbox's callback is checked with: its callback token, sealed (null for an inbox
+ * made before migration 0048, whose token is derived from its signing secrets, also here).
+ */
+export interface ChatwootCallbackKeys {
+  sealedToken: string | null;
+  secrets: WebhookSecrets;
+}
+
+function callbackKeysOf(row: {
+  chatwoot_callback_token_ciphertext: string | null;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: number | null;
+}): ChatwootCallbackKeys {
+  return {
+    sealedToken: row.chatwoot_callback_token_ciphertext,
+    secrets: {
+      current: row.secret_ciphertext,
+      previous: row.previous_secret_ciphertext,
+      previousExpiresAt: row.previous_secret_expires_at,
+    },
+  };
+}
+
+/** The webhook and its callback keys, in one read: a Chatwoot callback is checked against them. */
+export async function findWebhookWithCallbackKeys(
+  db: Executor,
+  id: string,
+): Promise<{ webhook: Webhook; keys: ChatwootCallbackKeys } | undefined> {
+  const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && { webhook: toWebhook(row), keys: callbackKeysOf(row) };
+}
+
+/** The callback keys of several webhooks in one read, by id. */
+export async function findChatwootCallbackKeys(db: Executor, ids: readonly string[]): Promise<Map<string, ChatwootCallbackKeys>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('webhooks')
+    .select(['id', 'chatwoot_callback_token_ciphertext', 'secret_ciphertext', 'previous_secret_ciphertext', 'previous_secret_expires_at'])
+    .where('id', 'in', ids)
+    .execute();
+  return new Map(rows.map((row) => [row.id, callbackKeysOf(row)]));
 }
 
 /** Keeps the callback token in use, unless the inbox has one stored already: rotating a secret must not change it. */
