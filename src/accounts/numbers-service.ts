@@ -214,8 +214,17 @@ export class NumbersService {
     return this.findNumber(operator, number.id);
   }
 
-  /** Sets a session status by hand, on engines that allow rehearsing outages (the sandbox). */
-  async setSimulatedStatus(scope: TenantScope, phoneOrId: string, status: string): Promise<WhatsAppNumber> {
+  /**
+   * Sets a session status by hand, on engines that allow rehearsing outages (the sandbox). The
+   * account's sends fail while it lasts, so it is an audit row naming the person, written once the
+   * status is (the status goes through the session's own writer, with no transaction to join).
+   */
+  async setSimulatedStatus(
+    scope: TenantScope,
+    phoneOrId: string,
+    status: string,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<WhatsAppNumber> {
     const number = await this.findNumber(scope, phoneOrId);
     if (!(sessionStatuses as readonly string[]).includes(status)) {
       throw new AppError('invalid_argument', `Status must be one of ${sessionStatuses.join(', ')}; got "${status}".`);
@@ -224,6 +233,7 @@ export class NumbersService {
       throw new AppError('invalid_argument', `The ${number.engine} engine reports its own status; it cannot be set by hand.`);
     }
     await this.supervisor.recordSimulatedStatus(number, status as SessionStatus);
+    await recordNumberAudit(this.store.db, actor, 'number.status_simulated', number, { status });
     return this.findNumber(scope, number.id);
   }
 }

@@ -50,6 +50,7 @@ const auditActions = [
   'user.removed',
   'number.added',
   'number.settings_changed',
+  'number.status_simulated',
   'number.reassigned',
   'number.removed',
   'number.link_started',

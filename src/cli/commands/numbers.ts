@@ -147,7 +147,7 @@ export function registerNumberCommands(program: Command): void {
     .description("Set a sandbox number's session status, to rehearse an outage (e.g. disconnected)")
     .action(async (phoneOrId: string, status: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const updated = await gateway.numbers.setSimulatedStatus(operator, phoneOrId, status);
+        const updated = await gateway.numbers.setSimulatedStatus(operator, phoneOrId, status, CLI_ACTOR);
         output.print(numberJson(updated), `${updated.phone} is now ${updated.status}.`);
       });
     });

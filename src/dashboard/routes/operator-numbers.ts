@@ -102,7 +102,12 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Serv
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/status', async (request, reply) => {
     const result = await attempt(() =>
-      gateway.numbers.setSimulatedStatus(operatorScopeOf(request), request.params.numberId, formText(request.body, 'status')),
+      gateway.numbers.setSimulatedStatus(
+        operatorScopeOf(request),
+        request.params.numberId,
+        formText(request.body, 'status'),
+        userActor(request),
+      ),
     );
     if (!result.ok) return render(request, reply, result.error);
     return redirectWithNotice(reply, '/operator/numbers', 'number_status_set');

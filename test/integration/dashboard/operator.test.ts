@@ -356,6 +356,14 @@ for (const dialect of dialects) {
       const outage = await operator.post(`/operator/numbers/${number.id}/status`, { status: 'disconnected' });
       assert.equal(outage.statusCode, 303);
       assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'disconnected');
+      const simulated = (await test.gateway.audit.list(operatorScope(), { accountId: to.account.id, limit: 20 })).filter(
+        (row) => row.action === 'number.status_simulated',
+      );
+      assert.deepEqual(
+        simulated.map((row) => [row.targetId, row.actor.kind, row.actor.label, row.actor.address, row.details?.status]),
+        [[number.id, 'user', 'op@operator-test.test', '127.0.0.1', 'disconnected']],
+        'the rehearsed outage is an audit row naming the operator',
+      );
 
       const page = await operator.get(`/operator/numbers/${number.id}`);
       assert.equal(page.statusCode, 200);

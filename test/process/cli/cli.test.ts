@@ -486,6 +486,14 @@ for (const dialect of dialects) {
         const response = await send(phone, seeded.apiKey);
         assert.equal(response.statusCode, 503, response.body);
         assert.equal(response.json().error, 'number_not_connected');
+        const [row] = (await test.gateway.audit.list(operatorScope(), { accountId: seeded.accountId, limit: 1 })).filter(
+          (each) => each.action === 'number.status_simulated',
+        );
+        assert.deepEqual(
+          [row?.actor.kind, row?.details?.phone, row?.details?.status],
+          ['cli', phone, 'disconnected'],
+          'the rehearsed outage is an audit row naming the CLI',
+        );
       });
     });
   });
