@@ -134,6 +134,12 @@ export interface SessionLease {
   epoch: number;
 }
 
+/** What a node knows of its leases: its own id, and the lease it holds on a number now. */
+export interface LeaseView {
+  readonly nodeId: string;
+  leaseOf(numberId: string): SessionLease | undefined;
+}
+
 export interface ApiKey {
   id: string;
   accountId: string;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Message, SessionLease, WhatsAppNumber } from '../../domain/model.ts';
+import type { LeaseView, Message, SessionLease, WhatsAppNumber } from '../../domain/model.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessagesByIds } from '../../store/repositories/messages.ts';
 import { settleUnsent } from './unsent-leaving.ts';
@@ -16,12 +16,6 @@ import type { E164 } from '../../domain/phone.ts';
 import type { TypingService } from '../typing.ts';
 import { NO_LIMITS, type SendGovernor } from './send-governor.ts';
 import type { SendHold } from '../../domain/number-pauses.ts';
-
-/** The runner's leases: this node's id, and the lease it holds on a number now. */
-export interface LeaseView {
-  readonly nodeId: string;
-  leaseOf(numberId: string): SessionLease | undefined;
-}
 
 export interface QueueRunnerOptions {
   /**

@@ -11,7 +11,7 @@ import { readLedgerMarks } from '../../store/repositories/send-ledger.ts';
 import { bringForwardWaiting, deferWaiting, type QueuedOptions } from '../../store/repositories/send-queue.ts';
 import { decide, type WaitReason } from './decision.ts';
 import { ExchangeProbe } from './exchange-probe.ts';
-import type { LeaseView } from './queue-runner.ts';
+import type { LeaseView } from '../../domain/model.ts';
 import { SendLedger, type MadeMark, type PlannedMark } from './send-ledger.ts';
 import { queueMessageWithUnit } from '../../store/repositories/send-units.ts';
 import type { NewChatCap } from '../../domain/new-chat-quota.ts';

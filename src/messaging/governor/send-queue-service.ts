@@ -25,7 +25,7 @@ import {
   type WaitingMessage,
 } from '../../store/repositories/waiting-messages.ts';
 import type { SendMessageService } from '../send-message.ts';
-import type { LeaseView } from './queue-runner.ts';
+import type { LeaseView } from '../../domain/model.ts';
 import type { SendGovernor } from './send-governor.ts';
 import { settleUnsent } from './unsent-leaving.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
