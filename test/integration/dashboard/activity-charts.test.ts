@@ -1,15 +1,19 @@
 /**
  * The Activity page's charts (issue 47): each day's bars show what GET /messages lists for the
- * same UTC day (since and until), by direction and status, on both databases; and the webhook
- * chart counts the account's deliveries by where they stand.
+ * same UTC day (since and until), by direction and status, on both databases; the webhook
+ * chart counts the account's deliveries by where they stand, and the latency chart shows each
+ * day's attempts, their mean and longest time as the delivery log (GET /webhooks/{id}/deliveries)
+ * lists them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
+import { waitForValue } from '../../support/waiting.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
+import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 const PASSWORD = 'activity password 1';
 const DAY_MS = 86_400_000;
@@ -30,6 +34,20 @@ for (const dialect of dialects) {
       assert.equal((await client.signIn('owner@activity.test', PASSWORD)).statusCode, 303);
     });
     after(() => test.close());
+
+    /** The figures of each day of a chart, by its `data-day`, from the page's markup. */
+    function chartDays(body: string, from: string, to: string | undefined): Map<string, Record<string, number>> {
+      const chart = body.slice(body.indexOf(`id="${from}"`), to === undefined ? undefined : body.indexOf(`id="${to}"`));
+      const days = new Map<string, Record<string, number>>();
+      for (const [, attributes] of chart.matchAll(/<g class="chart-column" ([^>]*)>/g)) {
+        const figures = Object.fromEntries(
+          [...attributes!.matchAll(/data-([a-z-]+)="([^"]*)"/g)].map(([, name, value]) => [name!, value!]),
+        );
+        const { day, ...numbers } = figures;
+        days.set(day!, Object.fromEntries(Object.entries(numbers).map(([name, value]) => [name, Number(value)])));
+      }
+      return days;
+    }
 
     async function api(path: string, body: object, key = seeded.apiKey): Promise<string> {
       const response = await test.post(path, body, key);
@@ -116,6 +134,86 @@ for (const dialect of dialects) {
         0,
       );
       assert.equal(shown, deliveries.length, 'every delivery is counted once');
+    });
+
+    it('shows each day’s webhook attempts, their mean and longest time, as the delivery log lists them', async () => {
+      // An account of its own, whose webhook's receiver answers 200 at once: no retry lands between the two reads below.
+      const own = await seedAccount(test.gateway, { scopes: ['read', 'send', 'webhooks'] });
+      await createTestUser(test.gateway, { accountId: own.accountId, email: 'owner@latency.test', password: PASSWORD, role: 'owner' });
+      const owner = new DashboardClient(test);
+      assert.equal((await owner.signIn('owner@latency.test', PASSWORD)).statusCode, 303);
+      const receiver = await WebhookReceiver.start();
+      // The test gateway leaves deliveries to each test; this one needs them made.
+      test.gateway.deliveryWorker.start();
+      try {
+        const created = await test.post('/webhooks', { url: receiver.url('/latency'), events: ['message'] }, own.apiKey);
+        assert.equal(created.statusCode, 201, created.body);
+        const webhookId = (created.json() as { id: string }).id;
+        for (let index = 0; index < 3; index += 1)
+          await api(
+            '/sandbox/receive',
+            { from_phone: `+1415555040${index}`, to_phone: own.phones[0], message: `hook ${index}` },
+            own.apiKey,
+          );
+        const entries = await waitForValue(async () => {
+          const listed = await test.gateway.webhooks.listDeliveries(accountScope(own.accountId), webhookId, 10);
+          return listed.length === 3 && listed.every((entry) => entry.delivery.state === 'delivered') ? listed : undefined;
+        }, 'three delivered webhook deliveries');
+        // Times of our choosing, and one delivery (with its attempt) moved three days back, as days passing would.
+        const durations = [120, 30, 301];
+        const db = test.gateway.store.db;
+        for (const [index, entry] of entries.entries()) {
+          await db
+            .updateTable('webhook_attempts')
+            .set({ duration_ms: durations[index]! })
+            .where('delivery_id', '=', entry.delivery.id)
+            .execute();
+        }
+        const moved = entries[0]!.delivery.id;
+        const back = (at: number) => at - 3 * DAY_MS;
+        await db
+          .updateTable('webhook_deliveries')
+          .set({ created_at: back(entries[0]!.delivery.createdAt.getTime()) })
+          .where('id', '=', moved)
+          .execute();
+        await db
+          .updateTable('webhook_attempts')
+          .set({ attempted_at: back(entries[0]!.attempts[0]!.attemptedAt.getTime()) })
+          .where('delivery_id', '=', moved)
+          .execute();
+
+        const log = await test.inject({
+          method: 'GET',
+          url: `/webhooks/${webhookId}/deliveries?limit=100`,
+          headers: { authorization: `Bearer ${own.apiKey}` },
+        });
+        assert.equal(log.statusCode, 200, log.body);
+        const attempts = (
+          log.json() as { deliveries: Array<{ attempts: Array<{ attempted_at: string; duration_ms: number }> }> }
+        ).deliveries.flatMap((delivery) => delivery.attempts);
+        const expected = new Map<string, number[]>();
+        for (const attempt of attempts) {
+          const day = attempt.attempted_at.slice(0, 10);
+          expected.set(day, [...(expected.get(day) ?? []), attempt.duration_ms]);
+        }
+        const shown = chartDays((await owner.get('/activity')).body, 'latency-chart-title', undefined);
+        assert.equal(shown.size, 30);
+        for (const [day, figures] of shown) {
+          const times = expected.get(day) ?? [];
+          const mean = times.length === 0 ? 0 : Math.round(times.reduce((sum, time) => sum + time, 0) / times.length);
+          assert.deepEqual(
+            figures,
+            { 'mean-ms': mean, 'longest-ms': times.length === 0 ? 0 : Math.max(...times), attempts: times.length },
+            `${day}: the attempts' figures`,
+          );
+        }
+        assert.deepEqual([...expected.values()].map((times) => times.length).sort(), [1, 2], 'two days, three attempts');
+        const today = new Date().toISOString().slice(0, 10);
+        assert.deepEqual(shown.get(today), { 'mean-ms': 166, 'longest-ms': 301, attempts: 2 }, 'today: (30 + 301) / 2, rounded');
+      } finally {
+        await test.gateway.deliveryWorker.stop();
+        await receiver.close();
+      }
     });
   });
 }
