@@ -588,5 +588,56 @@ for (const dialect of dialects) {
         .execute();
       assert.equal(reactions.length, 1, JSON.stringify(reactions));
     });
+
+    // Last, since it clears the number's settings, which the tests before need.
+    it("its settings over the operator API: another account's path is 404 to each, bad input 400, and set and clear are rows naming the token", async () => {
+      const rival = await seedAccount(test.gateway);
+      const settings = {
+        phone_number_id: '1',
+        business_account_id: '2',
+        access_token: 'abcdefgh',
+        app_secret: 'abcdefgh',
+        verify_token: 'abcdefgh',
+      };
+      const elsewhere = `/admin/accounts/${rival.accountId}/numbers/${numberId}/cloud`;
+      for (const [method, body] of [
+        ['POST', settings],
+        ['GET', undefined],
+        ['DELETE', undefined],
+      ] as const) {
+        const refused = await operator(method, elsewhere, body);
+        assert.deepEqual([refused.statusCode, refused.json().error], [404, 'number_not_found'], `${method} ${refused.body}`);
+      }
+      const path = `/admin/accounts/${account.accountId}/numbers/${numberId}/cloud`;
+      const unknownField = await operator('POST', path, { ...settings, webhook_url: 'https://example.test' });
+      assert.deepEqual(
+        [unknownField.statusCode, unknownField.json().error, unknownField.json().meta?.field],
+        [400, 'invalid_request', 'webhook_url'],
+      );
+      const missing = await operator('POST', path, { phone_number_id: '1' });
+      assert.deepEqual([missing.statusCode, missing.json().error], [400, 'invalid_request']);
+      assert.equal((await operator('GET', path)).json().phone_number_id, phone.phoneNumberId, 'nothing refused changed the settings');
+
+      const cleared = await operator('DELETE', path);
+      assert.equal(cleared.statusCode, 200, cleared.body);
+      assert.equal(cleared.json().phone_number_id, null);
+      const rows = (await test.gateway.audit.list(operatorScope(), { accountId: account.accountId, limit: 100 }))
+        .filter((row) => row.targetId === numberId && row.action.startsWith('number.cloud_settings'))
+        .reverse();
+      assert.deepEqual(
+        rows.map((row) => [row.action, row.actor.kind, row.actor.label?.startsWith('cloud ('), row.actor.address]),
+        [
+          ['number.cloud_settings_set', 'operator_token', true, '127.0.0.1'],
+          ['number.cloud_settings_cleared', 'operator_token', true, '127.0.0.1'],
+        ],
+        "the first test's set and this clear; nothing refused is a row",
+      );
+      assert.deepEqual(
+        (await test.gateway.audit.list(operatorScope(), { accountId: rival.accountId, limit: 100 })).filter((row) =>
+          row.action.startsWith('number.cloud_settings'),
+        ),
+        [],
+      );
+    });
   });
 }

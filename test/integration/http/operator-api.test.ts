@@ -195,10 +195,18 @@ for (const dialect of dialects) {
       assert.ok(key.key.endsWith(key.hint.slice(-4)), 'the key is shown, and its hint is its end');
       const numbers = await test.inject({ method: 'GET', url: '/numbers', headers: { authorization: `Bearer ${key.key}` } });
       assert.equal(numbers.statusCode, 200, 'the key works at once');
-      const listed = (await call('GET', `/admin/accounts/${account.accountId}/api_keys`)).json().api_keys as { id: string; key?: string }[];
+      const listed = (await call('GET', `/admin/accounts/${account.accountId}/api_keys`)).json().api_keys as {
+        id: string;
+        account_id: string;
+        key?: string;
+      }[];
       assert.ok(
         listed.some((each) => each.id === key.id && each.key === undefined),
         'listed, without the key',
+      );
+      assert.ok(
+        listed.every((each) => each.account_id === account.accountId) && !listed.some((each) => each.id === other.apiKeyId),
+        "the account's keys only: another account's key is not among them",
       );
       const revoked = await call('POST', `/admin/api_keys/${key.id}/revoke`, {});
       assert.equal(revoked.statusCode, 200, revoked.body);
