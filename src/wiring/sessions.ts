@@ -18,7 +18,7 @@ import { NewChatCaps } from '../messaging/new-chat-caps.ts';
 import { SessionSupervisor } from '../messaging/session-supervisor.ts';
 import { StaleWrites } from '../messaging/stale-writes.ts';
 import type { Store, StoreBoundaries } from '../store/database.ts';
-import { findInboundByEngineId, findMessageById } from '../store/repositories/messages.ts';
+import { findWholeInboundByEngineId } from '../store/repositories/messages.ts';
 import { listPhonesOfEngine } from '../store/repositories/numbers.ts';
 import { deleteSandboxGroup, listSandboxGroups, saveSandboxGroup } from '../store/repositories/sandbox-groups.ts';
 import type { GatewayKeys } from './keys.ts';
@@ -114,10 +114,7 @@ export async function buildSessions(
     network: sandboxNetwork,
     nodeId: keeper.nodeId,
     // Read back whole, with the group chat a simulated group message was written in.
-    findReceived: async (numberId, engineMessageId) => {
-      const received = await findInboundByEngineId(store.db, numberId, engineMessageId);
-      return received && findMessageById(store.db, received.id);
-    },
+    findReceived: (numberId, engineMessageId) => findWholeInboundByEngineId(store.db, numberId, engineMessageId),
     listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
     logger,
     linkQrRotateMs: config.sandbox.linkQrRotateMs,

@@ -317,6 +317,29 @@ export async function findInboundByEngineId(db: Executor, numberId: string, engi
   return row && toMessage(row);
 }
 
+// The sandbox answers every simulated incoming message with the message as stored, read back by
+// its network id. Built afresh by Kysely, after a first select of the same row, that read cost
+// 59 µs of CPU on SQLite and 144 µs on PostgreSQL; one compiled statement costs 35 and 37 µs
+// (issue 41). The columns are named, as MESSAGE_COLUMNS are, so that the prepared statement
+// outlives a migration.
+const selectWholeInboundByEngineId = compiledStatement((db, v: { numberId: string; engineMessageId: string }) =>
+  db
+    .selectFrom('messages')
+    .leftJoin('message_groups', 'message_groups.message_id', 'messages.id')
+    .leftJoin('message_referrals', 'message_referrals.message_id', 'messages.id')
+    .select(MESSAGE_COLUMNS.map((column) => `messages.${column}` as const))
+    .select(['message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions', 'message_referrals.referral'])
+    .where('messages.number_id', '=', v.numberId)
+    .where('messages.engine_message_id', '=', v.engineMessageId)
+    .where('messages.direction', '=', sql.lit('inbound')),
+);
+
+/** An incoming message by its engine id, whole: with the group chat and the ad it came from, as findMessageById reads them. */
+export async function findWholeInboundByEngineId(db: Executor, numberId: string, engineMessageId: string): Promise<Message | undefined> {
+  const [row] = (await selectWholeInboundByEngineId(db, { numberId, engineMessageId })).rows;
+  return row && withReferral(withGroup(toMessage(row), row), row);
+}
+
 /**
  * Moves an outbound message's status forward, never back: a late `delivered` receipt must not
  * undo `read`. Returns the message when the change applied, undefined when it was not allowed
