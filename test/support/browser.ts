@@ -53,12 +53,16 @@ export async function watchConsole(context: BrowserContext): Promise<string[]> {
   return reported;
 }
 
+/** The smallest a chart's axis label may be drawn on screen, scaled with its SVG: "readable at normal size". */
+const CHART_TEXT_MIN_PX = 11;
+
 /**
  * Where the page shown breaks the layout at its width (issue 47): the document scrolls
  * sideways; a table's box, a card, a chart or a thread is wider than its box; or a table cell
  * is cut, by the box that clips it (a scrolling box counts: its last column is off-screen), by
  * the screen, or by its own content overflowing it. Cells hidden on purpose (a closed details,
- * a visually hidden heading row) are not drawn, and are skipped.
+ * a visually hidden heading row) are not drawn, and are skipped. And a chart's text drawn smaller
+ * than CHART_TEXT_MIN_PX once its SVG is scaled to its box.
  */
 export async function layoutFaults(page: Page): Promise<string[]> {
   return (await page.evaluate(`(() => {
@@ -85,6 +89,12 @@ export async function layoutFaults(page: Page): Promise<string[]> {
       if (drawn.left < limit.left - 1 || drawn.right > limit.right + 1)
         faults.push(cellName + ' is cut by ' + (clip === null ? 'the screen' : name(clip)) + ': ' + Math.round(drawn.left) + '..' + Math.round(drawn.right) + ' outside ' + Math.round(limit.left) + '..' + Math.round(limit.right));
       if (cell.scrollWidth > cell.clientWidth + 1) faults.push(cellName + ' overflows its cell: ' + cell.scrollWidth + ' > ' + cell.clientWidth);
+    }
+    for (const text of document.querySelectorAll('svg.chart text')) {
+      const chart = text.ownerSVGElement;
+      const scale = chart.getBoundingClientRect().width / chart.viewBox.baseVal.width;
+      const drawnPx = parseFloat(getComputedStyle(text).fontSize) * scale;
+      if (drawnPx < ${CHART_TEXT_MIN_PX}) faults.push('chart text "' + text.textContent + '" is drawn at ' + drawnPx.toFixed(1) + ' px');
     }
     return faults;
   })()`)) as string[];
