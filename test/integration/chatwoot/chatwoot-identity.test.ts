@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { connectInbox } from '../../support/chatwoot-inbox.ts';
 import { ChatwootStandIn } from '../../support/chatwoot-stand-in.ts';
 import { dialects } from '../../support/databases.ts';
 import { eventually, startDeliveringGateway, webhookEnv } from '../../support/delivery-support.ts';
@@ -32,14 +33,7 @@ for (const dialect of dialects) {
       test = await startDeliveringGateway(dialect, webhookEnv());
       account = await seedAccount(test.gateway, { scopes: SCOPES });
       chatwoot = await ChatwootStandIn.start();
-      const response = await test.post('/api/webhooks', chatwoot.inboxRequest(), account.apiKey);
-      assert.equal(response.statusCode, 201, response.body);
-      const inbox = response.json() as { id: string; chatwoot: { callback_path: string } };
-      inboxId = inbox.id;
-      chatwoot.callback = async (payload) => {
-        const answer = await test.inject({ method: 'POST', url: inbox.chatwoot.callback_path, payload });
-        return { status: answer.statusCode, body: answer.json() as Record<string, unknown> };
-      };
+      inboxId = (await connectInbox(test, account, chatwoot)).id;
     });
     after(async () => {
       await test.close();
