@@ -19,7 +19,7 @@ import { newId } from '../src/domain/ids.ts';
 import type { Message } from '../src/domain/model.ts';
 import type { E164 } from '../src/domain/phone.ts';
 import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
-import { incomingMessagePayload } from '../src/domain/webhooks.ts';
+import { incomingMessagePayload } from '../src/domain/event-payloads.ts';
 import { createGateway, createLogger, type Gateway } from '../src/main.ts';
 import { countQueuedDeliveries } from '../src/store/repositories/deliveries.ts';
 import { CLAIMS_ONLY, enqueueEvent } from '../src/webhooks/outbox.ts';

@@ -20,7 +20,7 @@ import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
 import path from 'node:path';
 import { compiledIsCurrent } from '../bin/build-freshness.mjs';
 import type { Gateway } from '../src/main.ts';
-import { incomingMessagePayload } from '../src/domain/webhooks.ts';
+import { incomingMessagePayload } from '../src/domain/event-payloads.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { Message } from '../src/domain/model.ts';
 import type { E164 } from '../src/domain/phone.ts';

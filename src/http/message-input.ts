@@ -8,7 +8,7 @@ import { presentReferral, referralFromJson, type AdReferral } from '../domain/re
 import { presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
 import { assertOneContentKind, parseStructuredInput } from './structured-input.ts';
 import { assertMediaType, isMediaKind, mediaKinds, type MediaKind, type MediaObject } from '../domain/media.ts';
-import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
+import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/event-payloads.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
 import { isGroupId, MAX_MENTIONS, parseGroupId } from '../domain/groups.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';

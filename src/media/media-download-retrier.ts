@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { WhatsAppNumber } from '../domain/model.ts';
-import { messageMediaPayload, type ReceivedMedia } from '../domain/webhooks.ts';
+import { messageMediaPayload, type ReceivedMedia } from '../domain/event-payloads.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import {

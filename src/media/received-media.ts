@@ -1,5 +1,5 @@
 import type { MediaKind } from '../domain/media.ts';
-import type { MediaAddresses, ReceivedMedia } from '../domain/webhooks.ts';
+import type { MediaAddresses, ReceivedMedia } from '../domain/event-payloads.ts';
 import { classifyDownloadFailure, withinBudget } from './download-attempt.ts';
 import type { MediaLinks } from './media-links.ts';
 import type { MediaService } from './media-service.ts';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import { CallReplyMeter } from '../domain/call-reply-meter.ts';
-import { callPayload, type CallReport } from '../domain/webhooks.ts';
+import { callPayload, type CallReport } from '../domain/event-payloads.ts';
 import type { IncomingCallEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';

@@ -1,6 +1,6 @@
 import type { GroupChange, GroupMember } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
-import { groupUpdatedPayload } from '../domain/webhooks.ts';
+import { groupUpdatedPayload } from '../domain/event-payloads.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { forgetMembership, knownSubject, noteGroupChange } from '../store/repositories/groups.ts';

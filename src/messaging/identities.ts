@@ -2,7 +2,7 @@ import type { IdentitySource, PersonIdentity } from '../domain/identities.ts';
 import type { IdentitiesLearned } from '../engines/engine-events.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
-import { contactIdentityPayload } from '../domain/webhooks.ts';
+import { contactIdentityPayload } from '../domain/event-payloads.ts';
 import type { Executor, Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { fillSenderPhone, knownPhoneAmong, learnIdentity, lidOfPhone, phoneOfLid } from '../store/repositories/contacts.ts';

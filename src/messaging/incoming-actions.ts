@@ -1,4 +1,4 @@
-import { messageEditedPayload, messageReactionPayload, messageRevokedPayload, type MessageChange } from '../domain/webhooks.ts';
+import { messageEditedPayload, messageReactionPayload, messageRevokedPayload, type MessageChange } from '../domain/event-payloads.ts';
 import type { IncomingActionEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { KeyedQueue } from '../domain/keyed-queue.ts';
 import type { SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import { capMet, capOf, isCapped, quotaRead, type NewChatCap, type NewChatQuotaState } from '../domain/new-chat-quota.ts';
-import { numberCappedPayload } from '../domain/webhooks.ts';
+import { numberCappedPayload } from '../domain/event-payloads.ts';
 import type { NewChatQuotaEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';

@@ -4,7 +4,7 @@ import type { AuditActor } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import type { SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { NumberPause, PauseReason, ResumeReason, SendHold } from '../domain/number-pauses.ts';
-import { numberPausedPayload, numberResumedPayload } from '../domain/webhooks.ts';
+import { numberPausedPayload, numberResumedPayload } from '../domain/event-payloads.ts';
 import type { NumberRestrictedEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';

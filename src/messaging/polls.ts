@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Message } from '../domain/model.ts';
 import { pollOf, tallyPoll, type PollTally } from '../domain/structured-content.ts';
-import { pollVotePayload } from '../domain/webhooks.ts';
+import { pollVotePayload } from '../domain/event-payloads.ts';
 import type { IncomingPollVoteEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
-import { presenceUpdatePayload } from '../domain/webhooks.ts';
+import { presenceUpdatePayload } from '../domain/event-payloads.ts';
 import type { PresenceEvent } from '../engines/engine-events.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Store } from '../store/database.ts';

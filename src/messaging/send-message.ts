@@ -20,7 +20,7 @@ import { queueRelease } from '../store/repositories/status-writes.ts';
 import type { Logger } from 'pino';
 import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
-import { messageStatusPayload } from '../domain/webhooks.ts';
+import { messageStatusPayload } from '../domain/event-payloads.ts';
 import { enqueueEvent, mergeQueued, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import { RecentSends } from './recent-sends.ts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../domain/errors.ts';
 import type { Message, QuotedMessage } from '../domain/model.ts';
-import { messageStatusPayload } from '../domain/webhooks.ts';
+import { messageStatusPayload } from '../domain/event-payloads.ts';
 import type { SentMessage } from '../engines/engine.ts';
 import type { EndOfBatch, GroupCommitter } from '../store/group-commit.ts';
 import { insertReply } from '../store/repositories/conversations.ts';

@@ -20,7 +20,7 @@ import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
 import { refusedBySession } from './session-refusals.ts';
 import { WorkInFlight } from './work-in-flight.ts';
-import { sessionStatusPayload } from '../domain/webhooks.ts';
+import { sessionStatusPayload } from '../domain/event-payloads.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, findLeaseOwner, StaleLeaseError, type ClaimedLease } from '../store/repositories/leases.ts';
 import { findNumberByPhone, findNumbersByIds, updateNumberStatus } from '../store/repositories/numbers.ts';

@@ -8,11 +8,11 @@ import {
   isAmqpUrl,
   isStreamUrl,
   streamPath,
-  testEventPayload,
   webhookEventTypes,
   type MessageScope,
   type RabbitmqTarget,
 } from '../domain/webhooks.ts';
+import { testEventPayload } from '../domain/event-payloads.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
-import { incomingMessagePayload } from '../../../src/domain/webhooks.ts';
+import { incomingMessagePayload } from '../../../src/domain/event-payloads.ts';
 import { dialects } from '../../support/databases.ts';
 import { blobStores } from '../../support/s3-server.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionLease, WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
-import { messageStatusPayload } from '../../../src/domain/webhooks.ts';
+import { messageStatusPayload } from '../../../src/domain/event-payloads.ts';
 import { GroupCommitter } from '../../../src/store/group-commit.ts';
 import { StaleLeaseError } from '../../../src/store/repositories/leases.ts';
 import { insertMessage } from '../../../src/store/repositories/messages.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { sessionStatusPayload } from '../../../src/domain/webhooks.ts';
+import { sessionStatusPayload } from '../../../src/domain/event-payloads.ts';
 import { CLAIMS_ONLY, enqueueEvent } from '../../../src/webhooks/outbox.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, uniquePhone, type TestGateway } from '../../support/gateway.ts';
