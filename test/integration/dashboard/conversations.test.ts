@@ -9,6 +9,7 @@ import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts
 import type { Store } from '../../../src/store/database.ts';
 import { noteChatMessages } from '../../../src/store/repositories/chats.ts';
 import { noteContact } from '../../../src/store/repositories/contacts.ts';
+import { rememberGroups } from '../../../src/store/repositories/groups.ts';
 import { insertReply, reviseMessage, saveReaction } from '../../../src/store/repositories/conversations.ts';
 import { insertMessages } from '../../../src/store/repositories/message-batches.ts';
 import { saveSelection } from '../../../src/store/repositories/polls.ts';
@@ -129,6 +130,41 @@ for (const dialect of dialects) {
         assert.deepEqual(bubbles[last]!.quoted, { text: 'from another chat' }, 'a quote of a message of another chat');
       }
       assert.equal(long.statements, short.statements, `a thread of 50 ran ${long.statements} statements, one of 5 ran ${short.statements}`);
+    });
+
+    it('finds chats by a piece of the phone as people write it, the contact’s name or the group’s subject, in any case', async () => {
+      const db = test.gateway.store.db;
+      const ada = uniquePhone();
+      const bob = uniquePhone();
+      const groupId = `1203630${Date.now()}@g.us`;
+      const chats = [
+        message(ada, 0, { text: 'from Ada' }),
+        message(bob, 0, { text: 'from Bob' }),
+        message(bob, 0, { text: 'in the group', group: { id: groupId, subject: null } }),
+      ];
+      await insertMessages(db, chats);
+      await noteChatMessages(db, chats);
+      await noteContact(
+        db,
+        { numberId: number.id, accountId: account.id },
+        { phone: ada as E164, lid: null, whatsappName: 'Ada Lovelace' },
+        new Date(),
+      );
+      const sender = await test.gateway.numbers.findNumber(operatorScope(), number.id);
+      await rememberGroups(db, sender, [{ id: groupId, subject: 'Night Shift Crew', description: null, participants: [] }], new Date());
+
+      const titles = async (search: string) => {
+        const page = await owner.get(`/conversations?q=${encodeURIComponent(search)}`);
+        assert.equal(page.statusCode, 200);
+        return [...page.body.matchAll(/<span class="chat-title">\s*([^<]*?)\s*<\/span>/g)].map((match) => match[1]);
+      };
+      assert.deepEqual(await titles('LOVELACE'), ['Ada Lovelace'], 'the contact’s name, in any case');
+      assert.deepEqual(await titles('shift crew'), ['Night Shift Crew'], 'the group’s subject');
+      // Bob's last six digits as a person might type them: spaced, with a dash.
+      const typed = `${bob.slice(-6, -3)} - ${bob.slice(-3)}`;
+      assert.deepEqual(await titles(typed), [bob], 'a piece of the phone, its spacing ignored');
+      assert.deepEqual(await titles(groupId.slice(0, 12)), ['Night Shift Crew'], 'a piece of the group id');
+      assert.deepEqual(await titles('nobody by this name'), [], 'nothing else');
     });
 
     it('names a chat older than the newest 100 by its contact name', async () => {

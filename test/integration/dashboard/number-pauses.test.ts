@@ -103,6 +103,7 @@ for (const dialect of dialects) {
       const card = (body: string) => body.slice(body.indexOf('class="card health-card"'));
       const page = card((await owner.get('/numbers')).body);
       assert.match(page, /<dt>Waiting<\/dt><dd>1 message<\/dd>/);
+      assert.match(page, /<dt>Engine<\/dt><dd>sandbox<\/dd>/, 'the engine it runs on');
       assert.match(page, /<dt>Next send<\/dt><dd><span class="muted">when resumed<\/span>/, 'a paused queue waits for the resume');
       assert.match(page, /<dt>Last in<\/dt><dd><time/);
       assert.match(page, /<dt>Last out<\/dt><dd><time/);
