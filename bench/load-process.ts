@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 
-interface LoadOrder {
+export interface LoadOrder {
   port: number;
   apiKey: string;
   toPhone: string;

@@ -32,6 +32,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { sql } from 'kysely';
 import { currentCommit, machineDescription, percentile, startCpuProfile, writeReportSection } from './support.ts';
+import { runLoadProcess, startReceiverProcess, type LoadReport } from './incoming-load.ts';
 
 // Cold figures are the product's only if the product's code runs: what tsx compiles is not what
 // `npm start` runs, and a module imported lazily costs tsx a transform on first use.
@@ -375,61 +376,6 @@ let progress = () => '';
 // The benchmark runs without --expose-gc (npm run bench starts it plainly), so it asks V8 itself.
 v8.setFlagsFromString('--expose-gc');
 const collectGarbage = vm.runInNewContext('gc') as () => void;
-
-interface LoadReport {
-  text: string;
-  sentAt: number;
-  answeredAt: number;
-  status: number;
-}
-
-/** Runs bench/load-process.ts to completion and returns what it measured. */
-async function runLoadProcess(order: {
-  port: number;
-  apiKey: string;
-  toPhone: string;
-  ratePerSecond: number;
-  total: number;
-  prefix?: string;
-}): Promise<LoadReport[]> {
-  const child = fork(new URL('./load-process.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'] });
-  const done = new Promise<LoadReport[]>((resolve) =>
-    child.once('message', (message: { report: LoadReport[] }) => resolve(message.report)),
-  );
-  child.send(order);
-  return done;
-}
-
-interface ReceiverProcess {
-  url: string;
-  /** What a hanging endpoint has held so far. */
-  stats: { hungRequests: number; mostHungAtOnce: number };
-  close(): Promise<void>;
-}
-
-/** Starts bench/receiver-process.ts and collects the arrival times it reports. */
-async function startReceiverProcess(arrivals: Map<string, number>, mode: 'answer' | 'hang' = 'answer'): Promise<ReceiverProcess> {
-  const child = fork(new URL('./receiver-process.ts', import.meta.url).pathname, mode === 'hang' ? ['hang'] : [], {
-    execArgv: ['--import', 'tsx'],
-  });
-  const stats = { hungRequests: 0, mostHungAtOnce: 0 };
-  const port = await new Promise<number>((resolve) => {
-    child.on('message', (message: { port?: number; arrivals?: [string, number][]; hungRequests?: number; mostHungAtOnce?: number }) => {
-      if (message.port !== undefined) resolve(message.port);
-      for (const [text, at] of message.arrivals ?? []) arrivals.set(text, at);
-      if (message.hungRequests !== undefined) stats.hungRequests = message.hungRequests;
-      if (message.mostHungAtOnce !== undefined) stats.mostHungAtOnce = message.mostHungAtOnce;
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    stats,
-    close: async () => {
-      child.disconnect();
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
-}
 
 async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,6 +7,7 @@ const deliverySources: DeliverySource[] = ['handoff', 'claim'];
 import type { SendFailureReason, SendObserver } from '../messaging/session-supervisor.ts';
 import type { Store } from '../store/database.ts';
 import { countQueuedDeliveries } from '../store/repositories/deliveries.ts';
+import { oldestUnheldDueAt } from '../store/repositories/delivery-claims.ts';
 import { freeSpace } from '../media/disk-floor.ts';
 import { countNumbersByEngineAndStatus } from '../store/repositories/numbers.ts';
 import type { TaskObserver, TaskOutcome } from '../jobs/scheduler.ts';
@@ -318,6 +319,20 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
         const queued = await countQueuedDeliveries(store.db, Date.now());
         queueDepth.set({ status: 'due' }, queued.due);
         queueDepth.set({ status: 'waiting_retry' }, queued.pending - queued.due);
+      },
+    });
+    // The lag histogram hears of a delivery only once it succeeds, so while the outbox falls
+    // further behind it says nothing; this gauge says how far behind it is at each scrape.
+    const oldestDue = new Gauge({
+      name: 'wagw_webhook_oldest_due_age_seconds',
+      help:
+        'How long the longest-waiting due webhook delivery that no node is sending has been due; 0 when none waits. It grows ' +
+        'while events arrive faster than the endpoints and the worker take them.',
+      registers,
+      collect: async () => {
+        const now = Date.now();
+        const oldestDueAt = await oldestUnheldDueAt(store.db, now);
+        oldestDue.set(oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) / 1_000);
       },
     });
     const sendQueue = new Gauge({

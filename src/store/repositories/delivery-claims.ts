@@ -194,7 +194,24 @@ function leftBehind(
  * may hold many.
  */
 async function webhooksWithDueWork(db: Executor, now: number): Promise<string[]> {
-  const result = await sql<{ webhook_id: string }>`
+  return (await oldestDueOfEachWebhook(db, now)).map((row) => row.webhook_id);
+}
+
+/**
+ * When the longest-waiting due delivery that no node holds became due, or null when none waits:
+ * how far the worker is behind (the metrics' wagw_webhook_oldest_due_age_seconds). It reads what
+ * a claim reads to choose its webhooks, so it costs a seek per webhook with pending work,
+ * whatever the backlog. Work a node holds (claimed, in flight or waiting in its memory for an
+ * endpoint's slot) is left out: it is being sent, and a claim that runs down puts it back here.
+ */
+export async function oldestUnheldDueAt(db: Executor, now: number): Promise<number | null> {
+  const [oldest] = await oldestDueOfEachWebhook(db, now);
+  return oldest === undefined ? null : Number(oldest.oldest_due_at);
+}
+
+/** webhooksWithDueWork's rows, with each webhook's oldest due time (a bigint, so text on PostgreSQL). */
+async function oldestDueOfEachWebhook(db: Executor, now: number): Promise<{ webhook_id: string; oldest_due_at: number | string }[]> {
+  const result = await sql<{ webhook_id: string; oldest_due_at: number | string }>`
     with recursive pending_webhooks(webhook_id) as (
       select (select webhook_id from webhook_deliveries where state = 'pending' order by webhook_id, next_attempt_at limit 1)
       union all
@@ -205,7 +222,7 @@ async function webhooksWithDueWork(db: Executor, now: number): Promise<string[]>
       )
       from pending_webhooks where pending_webhooks.webhook_id is not null
     )
-    select due.webhook_id from (
+    select due.webhook_id, due.oldest_due_at from (
       select pending_webhooks.webhook_id, (
         select oldest.next_attempt_at from webhook_deliveries oldest
         where oldest.state = 'pending' and oldest.webhook_id = pending_webhooks.webhook_id
@@ -219,7 +236,7 @@ async function webhooksWithDueWork(db: Executor, now: number): Promise<string[]>
     ) as due
     where due.oldest_due_at is not null
     order by due.oldest_due_at`.execute(db);
-  return result.rows.map((row) => row.webhook_id);
+  return result.rows;
 }
 
 /**

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { engineKinds, sessionStatuses } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { EngineSendError } from '../../../src/engines/engine.ts';
-import { dialects } from '../../support/databases.ts';
+import { dialects, type Dialect } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 import {
@@ -63,6 +63,20 @@ async function scrape(test: TestGateway): Promise<Scrape> {
   const response = await test.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
   assert.equal(response.statusCode, 200, response.body);
   return new Scrape(parseExposition(response.body));
+}
+
+/** A gateway whose delivery worker waits for the test to start it, with a receiver for its webhooks. */
+function gatewayWithStoppedWorker(dialect: Dialect): { test: TestGateway; receiver: WebhookReceiver } {
+  const parts = {} as { test: TestGateway; receiver: WebhookReceiver };
+  before(async () => {
+    parts.test = await startTestGateway(dialect, webhookEnv({ WAGW_METRICS_TOKEN: TOKEN }));
+    parts.receiver = await WebhookReceiver.start();
+  });
+  after(async () => {
+    await parts.receiver.close();
+    await parts.test.close();
+  });
+  return parts;
 }
 
 for (const dialect of dialects) {
@@ -322,18 +336,10 @@ for (const dialect of dialects) {
   });
 
   describe(`the webhook queue depth while no worker runs (${dialect})`, () => {
-    let test: TestGateway;
-    let receiver: WebhookReceiver;
-    before(async () => {
-      test = await startTestGateway(dialect, webhookEnv({ WAGW_METRICS_TOKEN: TOKEN }));
-      receiver = await WebhookReceiver.start();
-    });
-    after(async () => {
-      await receiver.close();
-      await test.close();
-    });
+    const stopped = gatewayWithStoppedWorker(dialect);
 
     it('deliveries queued for an incoming message show as due until they are sent', async () => {
+      const { test, receiver } = stopped;
       const empty = await scrape(test);
       assert.equal(empty.value('wagw_webhook_queue_depth', { status: 'due' }), 0);
       const account = await seedAccount(test.gateway);
@@ -352,6 +358,38 @@ for (const dialect of dialects) {
         async () => ((await scrape(test)).value('wagw_webhook_queue_depth', { status: 'due' }) === 0 ? true : undefined),
         'the queue to empty',
       );
+    });
+  });
+
+  describe(`how far the outbox is behind (${dialect})`, () => {
+    const stopped = gatewayWithStoppedWorker(dialect);
+
+    it('the oldest due delivery no node is sending grows in age while none is sent, and is 0 once they are', async () => {
+      const { test, receiver } = stopped;
+      const age = async () => (await scrape(test)).value('wagw_webhook_oldest_due_age_seconds');
+      assert.equal(await age(), 0);
+      const account = await seedAccount(test.gateway);
+      await subscribeFresh(test, receiver, account.accountId, ['message']);
+      const disabled = await subscribeFresh(test, receiver, account.accountId, ['message']);
+      const receivedAt = Date.now();
+      await receiveIncoming(test, account, 'waiting');
+      // Disabled once its delivery is queued: the delivery waits, but no worker would take it.
+      await test.gateway.webhooks.updateWebhook(accountScope(account.accountId), disabled.webhook.id, { enabled: false });
+
+      const first = await age();
+      assert.ok(first >= 0 && first <= (Date.now() - receivedAt) / 1_000 + 0.001, `age ${first} s`);
+      // Its age follows the clock: the worker is stopped, so nothing takes the delivery.
+      await eventually(async () => ((await age()) > first ? true : undefined), 'the age to grow');
+
+      test.gateway.deliveryWorker.start();
+      await receiver.waitForRequests(1);
+      await eventually(
+        async () => ((await scrape(test)).value('wagw_webhook_queue_depth', { status: 'due' }) === 1 ? true : undefined),
+        'the delivered one to leave the queue',
+      );
+      // The disabled webhook's delivery still waits (it counts in the queue's depth), but it is
+      // not the outbox falling behind.
+      assert.equal(await age(), 0);
     });
   });
 }
