@@ -85,7 +85,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     ...cluster,
     dispatch,
     numberControl: new DispatchedNumberControl(dispatch, storage.store.db),
-    chatReplies: new DispatchedChatReplies(dispatch),
+    chatReplies: new DispatchedChatReplies(dispatch, storage.store.db),
     activity: new AccountActivityService(storage.store),
     system: new SystemStatusService(storage.store, config, startedAt),
     scheduler,

@@ -66,6 +66,7 @@ const auditActions = [
   'number.cloud_settings_cleared',
   'number.send_policy_changed',
   'account.send_policy_changed',
+  'message.replied',
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

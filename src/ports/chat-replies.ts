@@ -12,6 +12,8 @@ export interface ChatReply {
    * reload of the POST) sends once, as an API client's retry with the same key does.
    */
   idempotencyKey: string;
+  /** What the reply's audit row adds of where it came from (a Chatwoot message's ids, say). */
+  audited?: Readonly<Record<string, string | number>>;
 }
 
 /** The send's answer: the message and where it is (`queued` when the governor made it wait, else `sent`). */

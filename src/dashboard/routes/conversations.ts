@@ -55,6 +55,7 @@ export function registerConversationRoutes(app: FastifyInstance, gateway: Servic
         to: target.isGroup ? { group: target.chatId } : { phone: target.chatId },
         text,
         idempotencyKey: REPLY_KEY.test(key) ? key : newReplyKey(),
+        audited: { via: 'dashboard' },
       }),
     );
     if (!sent.ok) {

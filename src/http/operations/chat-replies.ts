@@ -1,12 +1,22 @@
-import type { AuditActor } from '../../domain/audit.ts';
+import type { AuditActor, AuditDetails } from '../../domain/audit.ts';
+import { recordAudit } from '../../audit/audit-trail.ts';
+import type { Executor } from '../../store/database.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { ChatReplies, ChatReply, SentReply } from '../../ports/chat-replies.ts';
 import type { OwnerDispatch } from './owner-dispatch.ts';
 import { sendMessage } from './send-message.ts';
 
-/** The dashboard's replies as sends of POST /send_message, run on the number's owner (ADR 0073). */
+/**
+ * The dashboard's replies as sends of POST /send_message, run on the number's owner (ADR 0073).
+ * A reply is a person acting through the gateway (a dashboard user, a Chatwoot agent), so each
+ * one sent is an audit row naming them (`message.replied`), which an API client's send is not:
+ * its key is its own record, and its messages are the account's history.
+ */
 export class DispatchedChatReplies implements ChatReplies {
-  constructor(private readonly dispatch: Pick<OwnerDispatch, 'call'>) {}
+  constructor(
+    private readonly dispatch: Pick<OwnerDispatch, 'call'>,
+    private readonly auditDb: Executor,
+  ) {}
 
   async send(scope: AccountScope, actor: AuditActor, reply: ChatReply): Promise<SentReply> {
     const answer = (await this.dispatch.call(sendMessage, {
@@ -21,6 +31,13 @@ export class DispatchedChatReplies implements ChatReplies {
       },
       idempotencyKey: reply.idempotencyKey,
     })) as { message_id: string; status?: string };
-    return { messageId: answer.message_id, status: answer.status ?? 'sent' };
+    const status = answer.status ?? 'sent';
+    const to: AuditDetails = 'phone' in reply.to ? { to_phone: reply.to.phone } : { to_group: reply.to.group };
+    await recordAudit(this.auditDb, actor, 'message.replied', {
+      accountId: scope.accountId,
+      targetId: answer.message_id,
+      details: { from_phone: reply.fromPhone, ...to, status, ...reply.audited },
+    });
+    return { messageId: answer.message_id, status };
   }
 }

@@ -64,6 +64,7 @@ export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Se
             to: { phone: reply.toPhone },
             text: reply.content,
             idempotencyKey: `chatwoot:${webhook.id}:${reply.chatwootMessageId}`,
+            audited: { via: 'chatwoot', chatwoot_message_id: reply.chatwootMessageId, chatwoot_conversation_id: reply.conversationId },
           });
           sent = { message_id: messageId };
         } catch (error) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { listAuditEvents } from '../../../src/store/repositories/audit-events.ts';
 import { ChatwootStandIn } from '../../support/chatwoot-stand-in.ts';
 import { dialects } from '../../support/databases.ts';
 import { eventually, receiveIncoming, startDeliveringGateway, webhookEnv } from '../../support/delivery-support.ts';
@@ -85,6 +86,28 @@ for (const dialect of dialects) {
       const again = (await chatwoot.announce(reply)) as { body: { ignored?: string } };
       assert.equal(again.body.ignored, 'already sent');
       assert.equal((await sentTo(account, person)).length, 1, 'a repeated callback sends nothing more');
+      const replied = (await listAuditEvents(test.gateway.store.db, { accountId: account.accountId, limit: 100 })).filter(
+        (event) => event.action === 'message.replied',
+      );
+      assert.deepEqual(
+        replied.map((event) => [event.actor.kind, event.actor.id, event.targetId, event.details]),
+        [
+          [
+            'system',
+            inbox.id,
+            answer.body.message_id,
+            {
+              from_phone: account.phones[0],
+              to_phone: person,
+              status: 'sent',
+              via: 'chatwoot',
+              chatwoot_message_id: reply.id,
+              chatwoot_conversation_id: conversation.id,
+            },
+          ],
+        ],
+        'the reply is one audit row naming the inbox, and the repeat adds none',
+      );
 
       const [sent] = await sentTo(account, person);
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);

@@ -7,6 +7,7 @@ import type { Message } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import type { Store } from '../../../src/store/database.ts';
+import { listAuditEvents } from '../../../src/store/repositories/audit-events.ts';
 import { noteChatMessages } from '../../../src/store/repositories/chats.ts';
 import { noteContact } from '../../../src/store/repositories/contacts.ts';
 import { rememberGroups } from '../../../src/store/repositories/groups.ts';
@@ -203,10 +204,27 @@ for (const dialect of dialects) {
       assert.equal(sent.headers.location, href);
       const thread = await presentThread(test.gateway, account, number.id, peer);
       assert.ok(thread.bubbles.some((bubble) => bubble.text === 'On my way' && bubble.direction === 'outbound'));
+      const [reply] = await test.gateway.store.db
+        .selectFrom('messages')
+        .select('id')
+        .where('account_id', '=', account.id)
+        .where('to_phone', '=', peer)
+        .where('direction', '=', 'outbound')
+        .execute();
+      const replied = async () =>
+        (await listAuditEvents(test.gateway.store.db, { accountId: account.id, limit: 100 })).filter(
+          (event) => event.action === 'message.replied' && event.details?.to_phone === peer,
+        );
+      assert.deepEqual(
+        (await replied()).map((event) => [event.actor.kind, event.actor.label, event.targetId, event.details?.via, event.details?.status]),
+        [['user', `owner-${account.id}@conversations.test`, reply!.id, 'dashboard', 'sent']],
+        'the reply is an audit row naming its user',
+      );
 
       const refused = await owner.post(`${href}/reply`, { message: 'x'.repeat(101), reply_key: `dashboard:${crypto.randomUUID()}` });
       assert.equal(refused.statusCode, 400, refused.body);
       assert.ok(refused.body.includes('x'.repeat(101)), 'the draft is kept');
+      assert.equal((await replied()).length, 1, 'a refused reply writes no row');
 
       const otherNumber = await owner.post(`/conversations/num_00000000000000000000000000/${encodeURIComponent(peer)}/reply`, {
         message: 'hi',
