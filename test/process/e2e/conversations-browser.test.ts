@@ -246,6 +246,11 @@ for (const dialect of dialects) {
         for (const [name, path] of Object.entries(paths)) {
           const response = await on.goto(`${baseUrl}${path}`);
           assert.equal(response?.status(), 200, `${path} answered ${response?.status()}`);
+          // Nothing blocked is only worth asserting under the strict policy: no inline script or style, anywhere.
+          const policy = (await response!.allHeaders())['content-security-policy'] ?? '';
+          assert.match(policy, /script-src 'self'(;|$)/, `${path}: ${policy}`);
+          assert.match(policy, /style-src 'self'(;|$)/, `${path}: ${policy}`);
+          assert.doesNotMatch(policy, /unsafe-|\*/, `${path}: ${policy}`);
           await saveScreenshot(on, `${dialect}-${name}-${width}`);
           faults.push(...(await layoutFaults(on)).map((fault) => `${path} at ${width} px: ${fault}`));
         }
