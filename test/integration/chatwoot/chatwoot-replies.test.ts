@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { listAuditEvents } from '../../../src/store/repositories/audit-events.ts';
+import { connectInbox as connectChatwootInbox } from '../../support/chatwoot-inbox.ts';
 import { ChatwootStandIn } from '../../support/chatwoot-stand-in.ts';
 import { dialects } from '../../support/databases.ts';
 import { eventually, receiveIncoming, startDeliveringGateway, webhookEnv } from '../../support/delivery-support.ts';
@@ -23,25 +24,7 @@ for (const dialect of dialects) {
       await chatwoot.close();
     });
 
-    /** An inbox of the account, whose callback path the stand-in posts to, as Chatwoot would to its webhook URL. */
-    async function connectInbox(account: SeededAccount) {
-      const response = await test.post(
-        '/api/webhooks',
-        {
-          url: chatwoot.baseUrl,
-          events: ['message', 'message.status'],
-          chatwoot: { account_id: chatwoot.accountId, inbox_id: chatwoot.inboxId, api_access_token: chatwoot.apiAccessToken },
-        },
-        account.apiKey,
-      );
-      assert.equal(response.statusCode, 201, response.body);
-      const inbox = response.json() as { id: string; chatwoot: { callback_path: string } };
-      chatwoot.callback = async (payload) => {
-        const answer = await test.inject({ method: 'POST', url: inbox.chatwoot.callback_path, payload });
-        return { status: answer.statusCode, body: answer.json() as Record<string, unknown> };
-      };
-      return inbox;
-    }
+    const connectInbox = (account: SeededAccount) => connectChatwootInbox(test, account, chatwoot);
 
     /** The person's conversation in the stand-in, once their first message is in it. */
     async function conversationOf(person: string) {
