@@ -92,9 +92,14 @@ export const errorCatalogue = {
     publicApi: true,
     status: 400,
     meaning:
-      "A template send's parameters do not fill the template's placeholders: its header and body take exactly as many text parameters " +
-      'as their highest {{n}}; nothing was sent.',
-    meta: { field: 'the request field at fault', expected: 'how many parameters that part of the template takes' },
+      "A template send's parameters do not fit the template: its header and body take exactly as many text parameters as their " +
+      'highest {{n}}, an image, video or document header takes its file (of that kind) in header_media and any other header none, and ' +
+      'button_parameters name buttons that take one (by index and type, once each), with every URL button ending in {{1}} given its ' +
+      'suffix; nothing was sent.',
+    meta: {
+      field: 'the request field at fault',
+      expected: "how many parameters that part of the template takes; absent for a header's file or a button",
+    },
   },
   recipient_not_on_whatsapp: {
     publicApi: true,

@@ -95,7 +95,7 @@ export const templateRequestComponent = {
   description:
     "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries " +
     "outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, " +
-    'checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported.',
+    'a media header by header_media and buttons by button_parameters, all checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported.',
   required: ['name', 'language'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 512, examples: ['order_ready'] },
@@ -118,6 +118,29 @@ export const templateRequestComponent = {
       items: { type: 'string', minLength: 1, maxLength: 1024 },
       description: 'The text of each placeholder of the body, in order.',
       examples: [['Ada', '4521']],
+    },
+    header_media: {
+      ...ref('MediaRequest'),
+      description:
+        "The file of an image, video or document header, given as a send's media is (url, id or data); the gateway uploads it to " +
+        'Meta. Required by a media header, refused by any other.',
+    },
+    button_parameters: {
+      type: 'array',
+      maxItems: 10,
+      description:
+        'The parameters of the buttons that take one, by their index among the template’s buttons (from 0): the suffix of a URL ' +
+        'button ending in {{1}} (required), or the payload a quick-reply button’s tap brings back (optional).',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['index', 'type', 'value'],
+        properties: {
+          index: { type: 'integer', minimum: 0, maximum: 9 },
+          type: { type: 'string', enum: ['url', 'quick_reply'] },
+          value: { type: 'string', minLength: 1, maxLength: 1000, examples: ['4521'] },
+        },
+      },
     },
   },
 } as const;

@@ -104,7 +104,10 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
           ? structured.interactive.body
           : (body.message ?? '');
     assertSendableText(text, maxMessageLength, true);
-    return { fromPhone, toPhone, text, structured, ...replyTo };
+    // A template's media header is the message's file: fetched, stored and uploaded as any file is.
+    const headerMedia = body.template?.header_media;
+    const media = headerMedia === undefined ? {} : { media: parseMediaInput(headerMedia, 'template.header_media') };
+    return { fromPhone, toPhone, text, structured, ...media, ...replyTo };
   }
   if (body.media === undefined) {
     assertSendableText(body.message!, maxMessageLength);
@@ -114,7 +117,7 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
   // A caption may be empty, but must be sendable like any text.
   const text = body.message ?? '';
   assertSendableText(text, maxMessageLength, true);
-  const media = parseMediaInput(body.media);
+  const media = parseMediaInput(body.media, 'media');
   if (body.view_once === true && media.kind !== undefined) assertViewOnceKind(media.kind);
   return { fromPhone, toPhone, text, media, ...(body.view_once === true && { structured: { viewOnce: true } }), ...replyTo };
 }
@@ -232,22 +235,27 @@ function parseSandboxMessage(body: SandboxReceiveBody, maxMessageLength: number)
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function parseMediaInput(media: NonNullable<MessageRequestBody['media']>): MediaInput {
+/** A file to send, as `media` and a template's `header_media` give it; `field` names where it is. */
+function parseMediaInput(media: NonNullable<MessageRequestBody['media']>, field: string): MediaInput {
   const sources = [media.id, media.data, media.url].filter((source) => source !== undefined).length;
   if (sources !== 1)
-    throw new AppError('invalid_media', 'media needs exactly one source: url (fetched by the gateway), id (an upload) or data (base64).', {
-      field: 'media',
-    });
+    throw new AppError(
+      'invalid_media',
+      `${field} needs exactly one source: url (fetched by the gateway), id (an upload) or data (base64).`,
+      {
+        field,
+      },
+    );
   if (media.kind !== undefined && !isMediaKind(media.kind)) {
-    throw new AppError('invalid_media', `media.kind must be one of ${mediaKinds.join(', ')}.`, { field: 'media.kind' });
+    throw new AppError('invalid_media', `${field}.kind must be one of ${mediaKinds.join(', ')}.`, { field: `${field}.kind` });
   }
-  if (media.mime_type !== undefined) assertMediaType(media.mime_type, 'media.mime_type');
+  if (media.mime_type !== undefined) assertMediaType(media.mime_type, `${field}.mime_type`);
   const claims = { kind: media.kind as MediaKind | undefined, mimeType: media.mime_type, fileName: media.filename };
   if (media.id !== undefined) return { ...claims, id: media.id };
   if (media.url !== undefined) return { ...claims, url: media.url };
   const data = media.data!.replace(/\s+/g, '');
   if (data.length % 4 === 1 || !BASE64.test(data))
-    throw new AppError('invalid_media', 'media.data is not base64.', { field: 'media.data' });
+    throw new AppError('invalid_media', `${field}.data is not base64.`, { field: `${field}.data` });
   return { ...claims, data: Buffer.from(data, 'base64') };
 }
 

@@ -151,6 +151,8 @@ export interface TemplateRequestBody {
   language: string;
   header_parameters?: string[];
   body_parameters?: string[];
+  header_media?: MessageRequestBody['media'];
+  button_parameters?: { index: number; type: 'url' | 'quick_reply'; value: string }[];
 }
 
 export interface PollRequestBody {

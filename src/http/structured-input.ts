@@ -75,6 +75,7 @@ function parseTemplate(raw: TemplateRequestBody): TemplateSend {
     language: raw.language,
     headerParameters: raw.header_parameters ?? [],
     bodyParameters: raw.body_parameters ?? [],
+    ...(raw.button_parameters !== undefined && { buttonParameters: raw.button_parameters.map((each) => ({ ...each })) }),
   };
 }
 

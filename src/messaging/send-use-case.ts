@@ -105,6 +105,8 @@ async function sendOnce(
     await services.sender.assertSendable({
       number,
       ...recipientOf(input),
+      // A template's header file is not fetched for an engine that declines templates.
+      structured: input.structured,
       replyTo: input.replyTo,
       ...(input.schedule !== undefined && { schedule: input.schedule }),
     });

@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cloudSignatureOf } from '../../src/engines/cloud/callback-signature.ts';
+import { templateProblem } from './graph-template-checks.ts';
 
 /**
  * A local stand-in for Meta's Graph API, as the Cloud API reference describes it: POST
  * /{version}/{phone-number-id}/messages (messages, read marks and the typing indicator), POST
  * /{version}/{phone-number-id}/media (multipart), GET /{version}/{waba-id}/message_templates, GET
  * /{version}/{media-id} and the file it names. Each request is checked against the reference's
- * shapes; one off them is refused as Meta refuses it (400, code 100) and kept in `violations`,
+ * shapes (a template message against the listed template too: graph-template-checks.ts); one off them is refused as Meta refuses it (400, code 100) and kept in `violations`,
  * which a test asserts empty. Errors come in Meta's envelope `{error: {message, type, code,
  * error_subcode, error_data, fbtrace_id}}`. A test scripts Meta's refusals with `failNext`, and
  * makes Meta's signed callbacks with `signedDelivery`. No test reaches Meta.
@@ -201,7 +202,11 @@ export class GraphApiStandIn {
         return this.refuse('typing_indicator must be {type: "text"}');
       return { status: 200, body: JSON.stringify({ success: true }) };
     }
-    const problem = messageProblem(message);
+    const problem =
+      messageProblem(message) ??
+      (message.type === 'template'
+        ? templateProblem(message.template as Record<string, unknown>, this.templates, (id) => this.files.has(id))
+        : undefined);
     if (problem !== undefined) return this.refuse(problem);
     const scripted = this.scripted.shift();
     if (scripted !== undefined) return metaError(scripted.httpStatus, scripted.code, scripted.message, scripted.details);
@@ -311,10 +316,6 @@ function objectProblem(type: string, object: Record<string, unknown> | unknown[]
       return typeof record.message_id !== 'string' || typeof record.emoji !== 'string'
         ? 'reaction is {message_id, emoji}'
         : fields(['message_id', 'emoji']);
-    case 'template':
-      return typeof record.name !== 'string' || typeof (record.language as { code?: unknown } | undefined)?.code !== 'string'
-        ? 'template needs name and language.code'
-        : fields(['name', 'language', 'components']);
     case 'interactive':
       if (!['button', 'list', 'cta_url'].includes(String(record.type)))
         return `interactive type ${String(record.type)} is not button, list or cta_url`;
@@ -395,3 +396,14 @@ export function incomingText(from: string, text: string, at = new Date()): Recor
 export function signedHeaders(appSecret: string, body: string): Record<string, string> {
   return { 'content-type': 'application/json', 'x-hub-signature-256': cloudSignatureOf(appSecret, body) };
 }
+
+/** An approved en_US utility template with these components, as Meta's listing gives one. */
+export function approvedTemplate(id: string, name: string, components: Record<string, unknown>[]): Record<string, unknown> {
+  return { id, name, language: 'en_US', status: 'APPROVED', category: 'UTILITY', components };
+}
+
+/** A template with a text header of one placeholder and a body of two, as most tests send. */
+export const ORDER_READY = approvedTemplate('1', 'order_ready', [
+  { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
+  { type: 'BODY', text: 'Hello {{1}}, your order {{2}} is ready.' },
+]);

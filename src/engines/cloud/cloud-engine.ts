@@ -127,8 +127,11 @@ export class CloudEngine extends declinedCapabilities() implements PartialEngine
     // A template goes whatever the window, once it is found approved and its parameters fill it (ADR 0071).
     if (request.structured !== undefined && 'template' in request.structured) {
       const send = request.structured.template;
-      assertTemplateParameters(findApprovedTemplate(await this.templatesOf(number, session, access, false), send), send);
-      return this.send(number, session, access, toCloudMessage(request));
+      const template = findApprovedTemplate(await this.templatesOf(number, session, access, false), send);
+      assertTemplateParameters(template, send, request.media?.kind);
+      // A media header's file goes up to Meta like any file, only once the template is known to take it.
+      const headerMediaId = request.media === undefined ? undefined : await this.upload(number, session, access, request.media);
+      return this.send(number, session, access, toCloudMessage(request, headerMediaId));
     }
     if (!isGroupMessage(request)) await this.assertWindowOpen(number, request.toPhone);
     const mediaId = request.media === undefined ? undefined : await this.upload(number, session, access, request.media);
@@ -385,6 +388,11 @@ function templateFromGraph(template: GraphTemplate): MessageTemplate {
       type: text(component.type) ?? 'UNKNOWN',
       format: text(component.format),
       text: text(component.text),
+      buttons: (Array.isArray(component.buttons) ? (component.buttons as Record<string, unknown>[]) : []).map((button) => ({
+        type: text(button.type) ?? 'UNKNOWN',
+        text: text(button.text),
+        url: text(button.url),
+      })),
     })),
   };
 }

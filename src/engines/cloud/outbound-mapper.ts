@@ -1,6 +1,7 @@
 import type { MediaKind } from '../../domain/media.ts';
 import type { SharedContact, SharedLocation } from '../../domain/structured-content.ts';
 import type { TemplateSend } from '../../domain/templates.ts';
+import type { TemplateButtonParameter } from '../../domain/template-buttons.ts';
 import type { InteractiveMessage } from '../../domain/interactive.ts';
 import { capabilityDeclined, declineUncarried, type OptionalContent } from '../capability-declined.ts';
 import type { MessageRef, OutgoingMessage } from '../engine.ts';
@@ -44,7 +45,8 @@ export function toCloudMessage(request: OutgoingMessage, mediaId?: string): Clou
 
 function contentOf(request: OutgoingMessage, mediaId: string | undefined): Record<string, unknown> & { type: string } {
   const structured = request.structured;
-  if (structured !== undefined && 'template' in structured) return { type: 'template', template: templateOf(structured.template) };
+  if (structured !== undefined && 'template' in structured)
+    return { type: 'template', template: templateOf(structured.template, headerMediaOf(request.media, mediaId)) };
   if (structured !== undefined && 'interactive' in structured)
     return { type: 'interactive', interactive: interactiveOf(structured.interactive) };
   declineUncarried('cloud', CLOUD_UNCARRIED, structured);
@@ -61,14 +63,37 @@ function contentOf(request: OutgoingMessage, mediaId: string | undefined): Recor
   return { type: 'text', text: { body: request.text, preview_url: preview } };
 }
 
-/** Meta's template object: name, language and a component per part with parameters, each a text. */
-function templateOf(send: TemplateSend): Record<string, unknown> {
+/**
+ * Meta's template object: name, language and a component per part with parameters: the header's
+ * texts or its uploaded file, the body's texts, and one component per button given a parameter.
+ */
+function templateOf(send: TemplateSend, headerMedia: Record<string, unknown> | undefined): Record<string, unknown> {
   const texts = (parameters: readonly string[]) => parameters.map((text) => ({ type: 'text', text }));
+  const header = headerMedia !== undefined ? [headerMedia] : texts(send.headerParameters);
   const components = [
-    ...(send.headerParameters.length > 0 ? [{ type: 'header', parameters: texts(send.headerParameters) }] : []),
+    ...(header.length > 0 ? [{ type: 'header', parameters: header }] : []),
     ...(send.bodyParameters.length > 0 ? [{ type: 'body', parameters: texts(send.bodyParameters) }] : []),
+    ...(send.buttonParameters ?? []).map(buttonComponentOf),
   ];
   return { name: send.name, language: { code: send.language }, ...(components.length > 0 && { components }) };
+}
+
+/** A media header's parameter: the uploaded file by id, of the header's type, with a document's file name. */
+function headerMediaOf(media: OutgoingMessage['media'], mediaId: string | undefined): Record<string, unknown> | undefined {
+  if (media === undefined || mediaId === undefined) return undefined;
+  const type = CLOUD_MEDIA_TYPE[media.kind];
+  const fileName = type === 'document' && media.fileName !== null ? { filename: media.fileName } : {};
+  return { type, [type]: { id: mediaId, ...fileName } };
+}
+
+/** A button's parameter: a URL button's suffix as a text, a quick-reply button's payload. */
+function buttonComponentOf(parameter: TemplateButtonParameter): Record<string, unknown> {
+  return {
+    type: 'button',
+    sub_type: parameter.type,
+    index: String(parameter.index),
+    parameters: [parameter.type === 'url' ? { type: 'text', text: parameter.value } : { type: 'payload', payload: parameter.value }],
+  };
 }
 
 /** Meta's interactive object: `button` with reply buttons, `list` with sections of rows, or `cta_url`. */

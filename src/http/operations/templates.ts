@@ -10,7 +10,7 @@ import { defineSessionOperation, ok } from './operation.ts';
 
 const templateSchema = {
   type: 'object',
-  required: ['name', 'language', 'status', 'category', 'header_parameters', 'body_parameters', 'components'],
+  required: ['name', 'language', 'status', 'category', 'header_parameters', 'body_parameters', 'header_media', 'components'],
   properties: {
     name: { type: 'string' },
     language: { type: 'string', examples: ['en_US'] },
@@ -18,12 +18,35 @@ const templateSchema = {
     category: { type: ['string', 'null'], description: 'MARKETING, UTILITY or AUTHENTICATION.' },
     header_parameters: { type: 'integer', description: "How many header_parameters a send gives (its text header's placeholders)." },
     body_parameters: { type: 'integer', description: 'How many body_parameters a send gives.' },
+    header_media: {
+      type: ['string', 'null'],
+      enum: ['image', 'video', 'document', null],
+      description: 'The kind of file a send gives as header_media, when the header is one; null for a text header or none.',
+    },
     components: {
       type: 'array',
       items: {
         type: 'object',
-        required: ['type', 'format', 'text'],
-        properties: { type: { type: 'string' }, format: { type: ['string', 'null'] }, text: { type: ['string', 'null'] } },
+        required: ['type', 'format', 'text', 'buttons'],
+        properties: {
+          type: { type: 'string' },
+          format: { type: ['string', 'null'] },
+          text: { type: ['string', 'null'] },
+          buttons: {
+            type: 'array',
+            description:
+              "A BUTTONS component's buttons in order (a send's button_parameters name them by index); empty for the other components.",
+            items: {
+              type: 'object',
+              required: ['type', 'text', 'url'],
+              properties: {
+                type: { type: 'string', description: 'QUICK_REPLY, URL, PHONE_NUMBER, COPY_CODE, …, as Meta names them.' },
+                text: { type: ['string', 'null'] },
+                url: { type: ['string', 'null'], description: "A URL button's address; one ending in {{1}} takes its suffix from a send." },
+              },
+            },
+          },
+        },
       },
     },
   },

@@ -12,7 +12,16 @@ import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts
 import { dialects } from '../../support/databases.ts';
 import { payloadOf, webhookEnv } from '../../support/delivery-support.ts';
 import { seedAccount, startTestGateway, uniquePhone, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
-import { cloudCallback, GraphApiStandIn, incomingText, signedHeaders, type StandInPhone } from '../../support/graph-api-stand-in.ts';
+import {
+  approvedTemplate,
+  cloudCallback,
+  GraphApiStandIn,
+  incomingText,
+  ORDER_READY,
+  signedHeaders,
+  type StandInPhone,
+} from '../../support/graph-api-stand-in.ts';
+import { samples } from '../../support/media-samples.ts';
 import { waitForValue } from '../../support/waiting.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
 
@@ -308,17 +317,7 @@ for (const dialect of dialects) {
 
     it('lists and reads the business’s templates, and sends one whatever the window, its parameters checked against it first', async () => {
       standIn.templates = [
-        {
-          id: '1',
-          name: 'order_ready',
-          language: 'en_US',
-          status: 'APPROVED',
-          category: 'UTILITY',
-          components: [
-            { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
-            { type: 'BODY', text: 'Hello {{1}}, your order {{2}} is ready.' },
-          ],
-        },
+        ORDER_READY,
         {
           id: '2',
           name: 'spring_sale',
@@ -430,6 +429,124 @@ for (const dialect of dialects) {
       assert.equal((standIn.messagesOf(phone.phoneNumberId).at(-1) as { template: { name: string } }).template.name, 'paged_3');
       assert.deepEqual(standIn.violations, []);
       standIn.templatePageSize = 250;
+    });
+
+    it("sends a template's image header as the file it uploads to Meta and its buttons' parameters, each misfit refused with 400 naming the field", async () => {
+      standIn.templates = [
+        approvedTemplate('10', 'order_shipped', [
+          { type: 'HEADER', format: 'IMAGE', example: { header_handle: ['4::aW1hZ2U='] } },
+          { type: 'BODY', text: 'Hello {{1}}, your order is on its way.' },
+          {
+            type: 'BUTTONS',
+            buttons: [
+              { type: 'URL', text: 'Track it', url: 'https://shop.example/track/{{1}}' },
+              { type: 'QUICK_REPLY', text: 'Stop updates' },
+              { type: 'PHONE_NUMBER', text: 'Call us', phone_number: '+15550001111' },
+            ],
+          },
+        ]),
+        ORDER_READY,
+      ];
+      const listed = (await listTemplates()).json().templates as { name: string; header_media: string | null; components: unknown[] }[];
+      const shipped = listed.find((each) => each.name === 'order_shipped')!;
+      assert.equal(shipped.header_media, 'image');
+      assert.deepEqual((shipped.components.at(-1) as { buttons: unknown[] }).buttons, [
+        { type: 'URL', text: 'Track it', url: 'https://shop.example/track/{{1}}' },
+        { type: 'QUICK_REPLY', text: 'Stop updates', url: null },
+        { type: 'PHONE_NUMBER', text: 'Call us', url: null },
+      ]);
+
+      const stranger = uniquePhone();
+      const image = { data: samples.png.toString('base64') };
+      const track = { index: 0, type: 'url', value: 'A-4521' };
+      const shippedWith = (extra: Record<string, unknown>) =>
+        send({ to_phone: stranger, template: { name: 'order_shipped', language: 'en_US', body_parameters: ['Ada'], ...extra } });
+      const sentBefore = standIn.messagesOf(phone.phoneNumberId).length;
+      const refusals: [Promise<{ statusCode: number; json(): { error: string; meta: { field: string } } }>, string][] = [
+        [shippedWith({ button_parameters: [track] }), 'template.header_media'],
+        [shippedWith({ header_media: { data: samples.pdf().toString('base64') }, button_parameters: [track] }), 'template.header_media'],
+        [
+          send({
+            to_phone: stranger,
+            template: {
+              name: 'order_ready',
+              language: 'en_US',
+              header_parameters: ['4521'],
+              body_parameters: ['4521'],
+              header_media: image,
+            },
+          }),
+          'template.header_media',
+        ],
+        [shippedWith({ header_media: image }), 'template.button_parameters'],
+        [
+          shippedWith({ header_media: image, button_parameters: [track, { index: 3, type: 'quick_reply', value: 'x' }] }),
+          'template.button_parameters[1].index',
+        ],
+        [
+          shippedWith({ header_media: image, button_parameters: [track, { index: 2, type: 'quick_reply', value: 'x' }] }),
+          'template.button_parameters[1]',
+        ],
+        [
+          shippedWith({ header_media: image, button_parameters: [{ ...track, type: 'quick_reply' }] }),
+          'template.button_parameters[0].type',
+        ],
+        [shippedWith({ header_media: image, button_parameters: [track, track] }), 'template.button_parameters[1].index'],
+      ];
+      for (const [answer, field] of refusals) {
+        const refused = await answer;
+        assert.deepEqual(
+          [refused.statusCode, refused.json().error, refused.json().meta.field],
+          [400, 'invalid_template_parameters', field],
+        );
+      }
+      assert.equal(standIn.messagesOf(phone.phoneNumberId).length, sentBefore, 'nothing refused reached Meta');
+      const unknownField = await shippedWith({ header_media: image, button_parameters: [{ ...track, suffix: 'x' }] });
+      assert.deepEqual(
+        [unknownField.statusCode, unknownField.json().error, unknownField.json().meta.problem],
+        [400, 'invalid_request', 'unknown'],
+      );
+
+      const uploadsBefore = standIn.requests.filter((request) => request.path.endsWith(`/${phone.phoneNumberId}/media`)).length;
+      const sent = await shippedWith({
+        header_media: image,
+        button_parameters: [track, { index: 1, type: 'quick_reply', value: 'stop-4521' }],
+      });
+      assert.equal(sent.statusCode, 200, sent.body);
+      const uploads = standIn.requests.filter((request) => request.path.endsWith(`/${phone.phoneNumberId}/media`));
+      assert.equal(uploads.length, uploadsBefore + 1, 'the header image uploaded once');
+      const template = (standIn.messagesOf(phone.phoneNumberId).at(-1) as { template: { components: { type: string }[] } }).template;
+      const header = template.components[0] as { type: string; parameters: [{ type: string; image: { id: string } }] };
+      assert.deepEqual(template.components.slice(1), [
+        { type: 'body', parameters: [{ type: 'text', text: 'Ada' }] },
+        { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'A-4521' }] },
+        { type: 'button', sub_type: 'quick_reply', index: '1', parameters: [{ type: 'payload', payload: 'stop-4521' }] },
+      ]);
+      assert.deepEqual([header.type, header.parameters.length, header.parameters[0].type], ['header', 1, 'image']);
+      const described = await fetch(`${standIn.url}/v23.0/${header.parameters[0].image.id}`, {
+        headers: { authorization: `Bearer ${phone.accessToken}` },
+      });
+      assert.equal(
+        ((await described.json()) as { mime_type: string }).mime_type,
+        'image/png',
+        'the header names the file the gateway uploaded',
+      );
+
+      // An engine that declines templates says so before it fetches the header's file.
+      const onSandbox = await test.post(
+        '/send_message',
+        {
+          from_phone: account.phones[0],
+          to_phone: stranger,
+          template: { name: 'order_shipped', language: 'en_US', header_media: { url: 'http://127.0.0.1:9/never-fetched.png' } },
+        },
+        account.apiKey,
+      );
+      assert.deepEqual(
+        [onSandbox.statusCode, onSandbox.json().error, onSandbox.json().meta.engine],
+        [422, 'capability_not_supported', 'sandbox'],
+      );
+      assert.deepEqual(standIn.violations, []);
     });
 
     it("sends reply buttons in Meta's shape, and a tap comes back as a reply whose text is the title, with the tapped id; other engines answer 422", async () => {

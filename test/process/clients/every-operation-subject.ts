@@ -1,6 +1,13 @@
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { seedAccount, uniquePhone } from '../../support/gateway.ts';
-import { cloudCallback, incomingText, signedHeaders, type GraphApiStandIn, type StandInPhone } from '../../support/graph-api-stand-in.ts';
+import {
+  cloudCallback,
+  incomingText,
+  ORDER_READY,
+  signedHeaders,
+  type GraphApiStandIn,
+  type StandInPhone,
+} from '../../support/graph-api-stand-in.ts';
 import { waitUntil } from '../../support/waiting.ts';
 import { freePort } from '../server-process.ts';
 import type { ListeningGateway } from '../listening-gateway.ts';
@@ -57,19 +64,7 @@ export async function everyOperationCloudSubject(
   });
   await live.gateway.supervisor.numberAdded();
   const phone = standIn.addPhone();
-  standIn.templates = [
-    {
-      id: '1',
-      name: 'order_ready',
-      language: 'en_US',
-      status: 'APPROVED',
-      category: 'UTILITY',
-      components: [
-        { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
-        { type: 'BODY', text: 'Hello {{1}}, your order {{2}} is ready.' },
-      ],
-    },
-  ];
+  standIn.templates = [ORDER_READY];
   const appSecret = 'every-operation-app-secret';
   const set = await fetch(`${base}/admin/accounts/${subject.accountId}/numbers/${cloudNumber.id}/cloud`, {
     method: 'POST',

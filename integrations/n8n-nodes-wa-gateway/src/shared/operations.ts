@@ -132,7 +132,7 @@ export const operations: GatewayOperation[] = [
         "name": "template",
         "type": "json",
         "required": false,
-        "description": "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported."
+        "description": "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, a media header by header_media and buttons by button_parameters, all checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported."
       },
       {
         "name": "interactive",
