@@ -106,7 +106,8 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
     assertSendableText(text, maxMessageLength, true);
     // A template's media header is the message's file: fetched, stored and uploaded as any file is.
     const headerMedia = body.template?.header_media;
-    const media = headerMedia === undefined ? {} : { media: parseMediaInput(headerMedia, 'template.header_media') };
+    const field = 'template.header_media';
+    const media = headerMedia === undefined ? {} : { media: { ...parseMediaInput(headerMedia, field), field } };
     return { fromPhone, toPhone, text, structured, ...media, ...replyTo };
   }
   if (body.media === undefined) {

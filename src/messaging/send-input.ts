@@ -43,6 +43,8 @@ export interface MediaInput extends MediaClaims {
   data?: Buffer;
   url?: string;
   fileName?: string;
+  /** Where the request gave the file, when not in `media` (a template's `template.header_media`): refusals name it. */
+  field?: string;
 }
 
 /** Only a photo, a video or a voice note can be opened once; WhatsApp has no view-once for the rest. */

@@ -180,9 +180,24 @@ async function resolveLinkPreview(
  * for, or the request's own bytes, stored now (and kept only if a message uses them).
  */
 export async function resolveMedia(services: FileParts, accountId: string, input: MediaInput): Promise<MediaObject> {
-  if (input.id !== undefined) return services.media.asKind(await services.media.find(accountId, input.id), input);
-  if (input.url !== undefined) return services.media.ingestFromUrl(input.url, { ...input, accountId, source: 'send' });
-  return services.media.ingest(Readable.from([input.data!]), { ...input, accountId, source: 'send' });
+  try {
+    if (input.id !== undefined) return services.media.asKind(await services.media.find(accountId, input.id), input);
+    if (input.url !== undefined) return await services.media.ingestFromUrl(input.url, { ...input, accountId, source: 'send' });
+    return await services.media.ingest(Readable.from([input.data!]), { ...input, accountId, source: 'send' });
+  } catch (error) {
+    throw input.field === undefined ? error : movedToField(error, input.field);
+  }
+}
+
+/**
+ * A refusal of a file given elsewhere than `media` (a template's header_media), naming where it
+ * was given: the media service names `media` and its parts, as a send's file most often is.
+ */
+function movedToField(error: unknown, field: string): unknown {
+  const named = error instanceof AppError ? error.meta?.field : undefined;
+  if (!(error instanceof AppError) || typeof named !== 'string' || !/^media\b/.test(named)) return error;
+  const move = (text: string) => text.replace(/\bmedia(?=\.(?:url|id|data|kind|mime_type)\b)/g, field);
+  return new AppError(error.code, move(error.message), { ...error.meta, field: named.replace(/^media/, field) });
 }
 
 /**

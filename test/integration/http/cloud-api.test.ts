@@ -549,6 +549,44 @@ for (const dialect of dialects) {
       assert.deepEqual(standIn.violations, []);
     });
 
+    it('sends a document header from an upload (POST /media) by id, with the upload’s file name; an id that is no upload is 404 naming template.header_media.id', async () => {
+      standIn.templates = [
+        approvedTemplate('12', 'invoice_ready', [
+          { type: 'HEADER', format: 'DOCUMENT', example: { header_handle: ['4::ZG9j'] } },
+          { type: 'BODY', text: 'Your invoice is attached.' },
+        ]),
+      ];
+      await listTemplates();
+      const upload = await test.inject({
+        method: 'POST',
+        url: '/media?filename=invoice-4521.pdf',
+        headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/pdf' },
+        payload: samples.pdf(),
+      });
+      assert.equal(upload.statusCode, 201, upload.body);
+      const invoice = (headerMedia: Record<string, unknown>) =>
+        send({ to_phone: uniquePhone(), template: { name: 'invoice_ready', language: 'en_US', header_media: headerMedia } });
+
+      const unknown = await invoice({ id: 'med_01aaaaaaaaaaaaaaaaaaaaaaaa' });
+      assert.deepEqual(
+        [unknown.statusCode, unknown.json().error, unknown.json().meta.field],
+        [404, 'media_not_found', 'template.header_media.id'],
+      );
+      const sent = await invoice({ id: upload.json().media_id });
+      assert.equal(sent.statusCode, 200, sent.body);
+      const template = (standIn.messagesOf(phone.phoneNumberId).at(-1) as { template: { components: unknown[] } }).template;
+      const [header] = template.components as [{ parameters: [{ type: string; document: { id: string; filename: string } }] }];
+      assert.deepEqual(
+        [template.components.length, header.parameters[0].type, header.parameters[0].document.filename],
+        [1, 'document', 'invoice-4521.pdf'],
+      );
+      const described = await fetch(`${standIn.url}/v23.0/${header.parameters[0].document.id}`, {
+        headers: { authorization: `Bearer ${phone.accessToken}` },
+      });
+      assert.equal(((await described.json()) as { mime_type: string }).mime_type, 'application/pdf');
+      assert.deepEqual(standIn.violations, []);
+    });
+
     it("sends reply buttons in Meta's shape, and a tap comes back as a reply whose text is the title, with the tapped id; other engines answer 422", async () => {
       const person = uniquePhone();
       await personWrites(person, 'menu?');
