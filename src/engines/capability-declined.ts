@@ -33,9 +33,10 @@ export function declineUncarried(engine: EngineKind, uncarried: readonly Optiona
 }
 
 /**
- * The capabilities of the session port that only Meta's Cloud API has, declined alike by the
- * engines of WhatsApp's phones (the sandbox and Baileys), which extend this: a new Meta-only
- * capability is declined for both here, once (ADR 0059's count).
+ * The capabilities of the session port that only Meta's Cloud API has, declined by the engine of
+ * WhatsApp's phones (Baileys), which extends this: a real phone has no templates. The sandbox
+ * rehearses them instead (docs/cloud-api.md#rehearse-in-the-sandbox), so a new Meta-only
+ * capability is declined here and given a rehearsal there.
  */
 export function declinedMetaCapabilities(engine: EngineKind) {
   return class DeclinedByPhones {

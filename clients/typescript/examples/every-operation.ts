@@ -9,8 +9,8 @@
  *
  * WAGW_FROM is a number of the key's account on any engine, and WAGW_OTHER a sandbox number of it
  * that plays the person WAGW_FROM writes to (on Meta's Cloud API, a person who has written in the
- * last 24 hours). What WAGW_FROM's engine lacks (groups and polls on the Cloud API, templates on
- * the sandbox) answers the documented 422 `capability_not_supported`, and the program goes on
+ * last 24 hours). What WAGW_FROM's engine lacks (groups and polls on the Cloud API; templates and
+ * interactive messages on Baileys) answers the documented 422 `capability_not_supported`, and the program goes on
  * without it. A webhook of the account subscribed to `message` and `number.paused` points at
  * http://127.0.0.1:$WAGW_RECEIVER_PORT/.
  * WAGW_WEBHOOKS_API_KEY is a key of the same account with the `webhooks` scope, which registers a
@@ -279,8 +279,9 @@ async function main(): Promise<void> {
   check(holds(unlessLacking('GET /blocklist', await client.GET('/blocklist', { params: { query: { from_phone: from } } })), (answer) => answer.contacts.some((each) => each.phone === other)), 'the blocklist lists it');
   const quota = unlessLacking('GET /new_chat_quota', await client.GET('/new_chat_quota', { params: { query: { from_phone: from } } }));
   check(holds(quota, (answer) => answer.from_phone === from && answer.status === 'none'), 'a sandbox number is never capped');
-  // Message templates are Meta's: a Cloud API number lists its business's, reads one and sends it
-  // with its parameters; another engine answers the documented 422 naming itself (docs/cloud-api.md).
+  // Message templates are Meta's: a Cloud API number lists its business's, a sandbox number its
+  // rehearsal ones, reads one and sends it with its parameters; Baileys answers the documented 422
+  // naming itself (docs/cloud-api.md).
   const templates = unlessLacking('GET /templates', await client.GET('/templates', { params: { query: { from_phone: from } } }));
   const approved = templates?.templates.find((each) => each.status === 'APPROVED') ?? { name: 'order_ready', language: 'en_US', header_parameters: 0, body_parameters: 0 };
   const template = unlessLacking('GET /templates/{name}', await client.GET('/templates/{name}', { params: { path: { name: approved.name }, query: { from_phone: from, language: approved.language } } }));

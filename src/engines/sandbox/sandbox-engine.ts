@@ -30,7 +30,9 @@ import { LINK_ENDED_REASON, SandboxLinker } from './sandbox-linker.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
-import { declineUncarried, declinedMetaCapabilities } from '../capability-declined.ts';
+import { declineUncarried } from '../capability-declined.ts';
+import type { MessageTemplate } from '../../domain/templates.ts';
+import { renderTemplateSend, SEEDED_TEMPLATES } from './sandbox-templates.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
@@ -90,14 +92,15 @@ interface SandboxSession {
  * stored status is what the operator sets to rehearse an outage, so a live session is as
  * connected as that status says; without a live session it is disconnected.
  */
-export class SandboxEngine extends declinedMetaCapabilities('sandbox') implements Engine, SimulatedSessions {
+export class SandboxEngine implements Engine, SimulatedSessions {
   readonly kind = 'sandbox' as const;
   readonly capabilities: EngineCapabilities = {
     simulatedInbound: true,
     simulatedSessionStatus: true,
     linking: false,
     staggeredStart: false,
-    uncarried: ['template', 'interactive'],
+    // Templates and interactive messages are rehearsed as the Cloud API carries them (docs/cloud-api.md#rehearse-in-the-sandbox).
+    uncarried: [],
   };
   readonly initialStatus: SessionStatus = 'connected';
   /** The other side of the engine's numbers: simulated phones and the network's rehearsals. */
@@ -118,7 +121,6 @@ export class SandboxEngine extends declinedMetaCapabilities('sandbox') implement
   readonly linker: SessionLinker;
 
   constructor(private readonly options: SandboxEngineOptions) {
-    super();
     this.phoneBook = new SandboxPhoneBook(options);
     this.simulator = new SandboxSimulator({
       events: options.events,
@@ -264,9 +266,13 @@ export class SandboxEngine extends declinedMetaCapabilities('sandbox') implement
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
-    // Templates and interactive messages are Meta's: the sandbox rehearses WhatsApp's phones, which have neither (docs/cloud-api.md).
     declineUncarried(this.kind, this.capabilities.uncarried, request.structured);
-    const { media, replyTo } = request;
+    const { media, replyTo, structured } = request;
+    // A template is checked as the Cloud API engine checks it, and the recipient reads it filled in.
+    const text =
+      structured !== undefined && 'template' in structured
+        ? renderTemplateSend(await this.listTemplates(number), structured.template)
+        : request.text;
     // As WhatsApp does, a phone written in its other form reaches the account under its own.
     const to = isGroupMessage(request) ? request.toGroup : sandboxRegisteredForm(request.toPhone);
     if (!isGroupMessage(request)) await this.phoneBook.announce(sandboxRegisteredForm(request.toPhone));
@@ -276,8 +282,20 @@ export class SandboxEngine extends declinedMetaCapabilities('sandbox') implement
       ...(request.structured !== undefined && { structured: request.structured }),
     };
     return this.onConnection(number, (connection) =>
-      connection.send(to, request.text, media === undefined ? undefined : () => networkMedia(media), extras),
+      connection.send(to, text, media === undefined ? undefined : () => networkMedia(media), extras),
     );
+  }
+
+  /**
+   * A sandbox number's rehearsal templates: the seeded ones, then those the account added or
+   * replaced (POST /sandbox/templates), which this node keeps while it runs, as a simulator does.
+   */
+  async listTemplates(number: WhatsAppNumber): Promise<MessageTemplate[]> {
+    this.assertConnected(number);
+    const added = this.simulator.templates.get(number.id) ?? [];
+    const replaced = (template: MessageTemplate) =>
+      added.some((each) => each.name === template.name && each.language === template.language);
+    return [...SEEDED_TEMPLATES.filter((template) => !replaced(template)), ...added];
   }
 
   /** A reaction, edit or revocation travels as a message of its own that names its target. */

@@ -12,6 +12,7 @@ import {
   type SandboxNetworkPort,
 } from './sandbox-network.ts';
 import { sandboxRegisteredForm } from './sandbox-registrations.ts';
+import type { MessageTemplate } from '../../domain/templates.ts';
 
 // The other side of the sandbox's numbers: the simulated phones that write, vote and call, the
 // restrictions the network is asked to rehearse, and what a simulated contact would see of a
@@ -49,6 +50,8 @@ export class SandboxSimulator implements InboundSimulator {
   readonly presences = new Map<string, ChatPresence>();
   /** Whether each number last showed itself online (setOnline), by number id. */
   readonly online = new Map<string, boolean>();
+  /** Each number's rehearsal templates added or replaced by its account, by number id, beside the seeded ones. */
+  readonly templates = new Map<string, MessageTemplate[]>();
 
   constructor(private readonly options: SandboxSimulatorOptions) {}
 

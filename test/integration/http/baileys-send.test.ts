@@ -77,6 +77,32 @@ for (const dialect of dialects) {
       assert.equal(stored?.engineMessageId, '3EB0OUT1');
     });
 
+    it('a template or an interactive message, which a phone cannot send, is refused at once, for later too: nothing is stored, queued or sent', async () => {
+      const { number, socket } = await connectedNumber();
+      const storedCount = async () =>
+        (await test.gateway.store.db.selectFrom('messages').select('id').where('account_id', '=', accountId).execute()).length;
+      const before = await storedCount();
+      const contents = [
+        { template: { name: 'order_ready', language: 'en_US' } },
+        { interactive: { body: 'Pick one', buttons: [{ id: 'yes', title: 'Yes' }] } },
+      ];
+      for (const content of contents)
+        for (const schedule of [{}, { send_at: new Date(Date.now() + 3_600_000).toISOString() }]) {
+          const response = await test.post(
+            '/send_message',
+            { from_phone: number.phone, to_phone: '+14155550100', ...content, ...schedule },
+            apiKey,
+          );
+          assert.deepEqual(
+            [response.statusCode, response.json().error, response.json().meta.engine],
+            [422, 'capability_not_supported', 'baileys'],
+            JSON.stringify({ content, schedule }),
+          );
+        }
+      assert.equal(await storedCount(), before, 'no message was stored');
+      assert.deepEqual(socket.sendCalls, [], 'nothing reached WhatsApp');
+    });
+
     it('refuses a recipient who is not on WhatsApp with 400 recipient_not_on_whatsapp, and sends nothing', async () => {
       const { number, socket } = await connectedNumber();
       socket.answerOnWhatsApp = async (phones) => phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: false }));

@@ -168,26 +168,6 @@ for (const dialect of dialects) {
       assert.equal(response.json().error, 'phone_not_owned');
     });
 
-    it('a message its engine cannot carry is refused at once, for later too: nothing is stored or queued', async () => {
-      const template = { name: 'order_ready', language: 'en_US' };
-      const storedCount = async () =>
-        (await test.gateway.store.db.selectFrom('messages').select('id').where('account_id', '=', sender.accountId).execute()).length;
-      const before = await storedCount();
-      for (const schedule of [{}, { send_at: new Date(Date.now() + 3_600_000).toISOString() }]) {
-        const response = await test.post(
-          '/send_message',
-          { from_phone: sender.phones[0], to_phone: '+14155550100', template, ...schedule },
-          sender.apiKey,
-        );
-        assert.deepEqual(
-          [response.statusCode, response.json().error, response.json().meta],
-          [422, 'capability_not_supported', { engine: 'sandbox', capability: 'send_template' }],
-          JSON.stringify(schedule),
-        );
-      }
-      assert.equal(await storedCount(), before, 'no message was stored');
-    });
-
     it('/sandbox/receive applies the send validation rules', async () => {
       const response = await test.post(
         '/sandbox/receive',

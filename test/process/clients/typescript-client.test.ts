@@ -86,8 +86,8 @@ for (const dialect of dialects) {
       const { code, output } = await runProgram(subject.env, answersFile);
       assert.equal(code, 0, output);
       assert.match(output, /every operation answered in its documented shape/);
-      // A sandbox number has everything but Meta's templates, so every other check of the program ran.
-      assert.deepEqual(lackingOf(output), ['GET /templates (sandbox)', 'GET /templates/{name} (sandbox)']);
+      // A sandbox number rehearses Meta's templates too, so every check of the program ran.
+      assert.deepEqual(lackingOf(output), []);
     });
 
     it('every answer the program got, refusals included, matches the document (Ajv 2020), and it reached every operation', async () => {

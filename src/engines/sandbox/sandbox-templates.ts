@@ -1,0 +1,54 @@
+import { assertTemplateParameters, findApprovedTemplate, type MessageTemplate, type TemplateSend } from '../../domain/templates.ts';
+
+// The rehearsal templates of sandbox numbers (docs/cloud-api.md#rehearse-in-the-sandbox): a
+// developer building on the Cloud API lists, reads and sends templates in test mode as on a cloud
+// number, checked by the same rules (src/domain/templates.ts), with the filled text delivered.
+
+/** What every sandbox number offers: Meta-shaped, approved, one with text parameters and one without. */
+export const SEEDED_TEMPLATES: readonly MessageTemplate[] = [
+  {
+    name: 'order_ready',
+    language: 'en_US',
+    status: 'APPROVED',
+    category: 'UTILITY',
+    components: [
+      { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
+      { type: 'BODY', format: null, text: 'Hello {{1}}, your order is ready for pickup at {{2}}.' },
+      { type: 'FOOTER', format: null, text: 'Reply STOP to opt out' },
+    ],
+  },
+  {
+    name: 'hello_world',
+    language: 'en_US',
+    status: 'APPROVED',
+    category: 'UTILITY',
+    components: [
+      { type: 'HEADER', format: 'TEXT', text: 'Hello World' },
+      { type: 'BODY', format: null, text: 'Welcome and congratulations!! This message demonstrates your ability to send a message.' },
+    ],
+  },
+];
+
+/** Each placeholder {{n}} of a text replaced by its parameter, the n-th given. */
+function fill(text: string, parameters: readonly string[]): string {
+  return text.replace(/\{\{\s*(\d+)\s*\}\}/g, (whole, index: string) => parameters[Number(index) - 1] ?? whole);
+}
+
+/**
+ * The text a recipient reads for a template send, once the send is found to name an approved
+ * template of the catalogue and to fill it exactly (what the Cloud API engine checks before Meta
+ * is asked): the header, body and footer, each filled, a line apart.
+ */
+export function renderTemplateSend(templates: readonly MessageTemplate[], send: TemplateSend): string {
+  const template = findApprovedTemplate(templates, send);
+  assertTemplateParameters(template, send);
+  const parts: string[] = [];
+  for (const component of template.components) {
+    const type = component.type.toUpperCase();
+    if (component.text === null || (component.format !== null && component.format.toUpperCase() !== 'TEXT')) continue;
+    if (type === 'HEADER') parts.push(fill(component.text, send.headerParameters));
+    else if (type === 'BODY') parts.push(fill(component.text, send.bodyParameters));
+    else if (type === 'FOOTER') parts.push(component.text);
+  }
+  return parts.join('\n');
+}
