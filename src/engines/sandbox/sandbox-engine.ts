@@ -271,7 +271,7 @@ export class SandboxEngine implements Engine, SimulatedSessions {
     // A template is checked as the Cloud API engine checks it, and the recipient reads it filled in.
     const text =
       structured !== undefined && 'template' in structured
-        ? renderTemplateSend(await this.listTemplates(number), structured.template)
+        ? renderTemplateSend(await this.listTemplates(number), structured.template, media?.kind)
         : request.text;
     // As WhatsApp does, a phone written in its other form reaches the account under its own.
     const to = isGroupMessage(request) ? request.toGroup : sandboxRegisteredForm(request.toPhone);

@@ -1,3 +1,4 @@
+import type { MediaKind } from '../../domain/media.ts';
 import { assertTemplateParameters, findApprovedTemplate, type MessageTemplate, type TemplateSend } from '../../domain/templates.ts';
 
 // The rehearsal templates of sandbox numbers (docs/cloud-api.md#rehearse-in-the-sandbox): a
@@ -12,9 +13,9 @@ export const SEEDED_TEMPLATES: readonly MessageTemplate[] = [
     status: 'APPROVED',
     category: 'UTILITY',
     components: [
-      { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
-      { type: 'BODY', format: null, text: 'Hello {{1}}, your order is ready for pickup at {{2}}.' },
-      { type: 'FOOTER', format: null, text: 'Reply STOP to opt out' },
+      { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}', buttons: [] },
+      { type: 'BODY', format: null, text: 'Hello {{1}}, your order is ready for pickup at {{2}}.', buttons: [] },
+      { type: 'FOOTER', format: null, text: 'Reply STOP to opt out', buttons: [] },
     ],
   },
   {
@@ -23,8 +24,13 @@ export const SEEDED_TEMPLATES: readonly MessageTemplate[] = [
     status: 'APPROVED',
     category: 'UTILITY',
     components: [
-      { type: 'HEADER', format: 'TEXT', text: 'Hello World' },
-      { type: 'BODY', format: null, text: 'Welcome and congratulations!! This message demonstrates your ability to send a message.' },
+      { type: 'HEADER', format: 'TEXT', text: 'Hello World', buttons: [] },
+      {
+        type: 'BODY',
+        format: null,
+        text: 'Welcome and congratulations!! This message demonstrates your ability to send a message.',
+        buttons: [],
+      },
     ],
   },
 ];
@@ -37,11 +43,12 @@ function fill(text: string, parameters: readonly string[]): string {
 /**
  * The text a recipient reads for a template send, once the send is found to name an approved
  * template of the catalogue and to fill it exactly (what the Cloud API engine checks before Meta
- * is asked): the header, body and footer, each filled, a line apart.
+ * is asked): the header, body and footer, each filled, a line apart. A media header is the
+ * message's file, which travels with it.
  */
-export function renderTemplateSend(templates: readonly MessageTemplate[], send: TemplateSend): string {
+export function renderTemplateSend(templates: readonly MessageTemplate[], send: TemplateSend, headerMedia?: MediaKind): string {
   const template = findApprovedTemplate(templates, send);
-  assertTemplateParameters(template, send);
+  assertTemplateParameters(template, send, headerMedia);
   const parts: string[] = [];
   for (const component of template.components) {
     const type = component.type.toUpperCase();

@@ -50,7 +50,7 @@ for (const dialect of dialects) {
       const one = await get(`/api/templates/order_ready?from_phone=${from}&language=en_US`);
       assert.deepEqual(
         [one.statusCode, one.json().category, one.json().components[0]],
-        [200, 'UTILITY', { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' }],
+        [200, 'UTILITY', { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}', buttons: [] }],
       );
       const none = await get(`/templates/order_ready?from_phone=${from}&language=fr_FR`);
       assert.deepEqual([none.statusCode, none.json().error], [404, 'template_not_found']);
