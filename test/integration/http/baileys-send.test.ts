@@ -84,6 +84,8 @@ for (const dialect of dialects) {
       const before = await storedCount();
       const contents = [
         { template: { name: 'order_ready', language: 'en_US' } },
+        // Declined before the header's file is fetched: the address answers nothing.
+        { template: { name: 'order_shipped', language: 'en_US', header_media: { url: 'http://127.0.0.1:9/never-fetched.png' } } },
         { interactive: { body: 'Pick one', buttons: [{ id: 'yes', title: 'Yes' }] } },
       ];
       for (const content of contents)
