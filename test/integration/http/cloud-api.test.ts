@@ -514,6 +514,11 @@ for (const dialect of dialects) {
         button_parameters: [track, { index: 1, type: 'quick_reply', value: 'stop-4521' }],
       });
       assert.equal(sent.statusCode, 200, sent.body);
+      assert.deepEqual(
+        [sent.json().message, sent.json().media.kind, sent.json().media.mime_type],
+        ['[template order_shipped]', 'image', 'image/png'],
+        'the message is the template by name, with the header file as its media',
+      );
       const uploads = standIn.requests.filter((request) => request.path.endsWith(`/${phone.phoneNumberId}/media`));
       assert.equal(uploads.length, uploadsBefore + 1, 'the header image uploaded once');
       const template = (standIn.messagesOf(phone.phoneNumberId).at(-1) as { template: { components: { type: string }[] } }).template;
