@@ -14,6 +14,8 @@ export interface ChatReply {
   idempotencyKey: string;
   /** What the reply's audit row adds of where it came from (a Chatwoot message's ids, say). */
   audited?: Readonly<Record<string, string | number>>;
+  /** The caller's own record of the sent reply (Chatwoot's link), made before its audit row. */
+  onSent?: (messageId: string) => Promise<void>;
 }
 
 /** The send's answer: the message and where it is (`queued` when the governor made it wait, else `sent`). */

@@ -14,12 +14,12 @@ import { sendMessage } from './send-message.ts';
  */
 export class DispatchedChatReplies implements ChatReplies {
   constructor(
-    private readonly dispatch: Pick<OwnerDispatch, 'call'>,
+    private readonly dispatch: Pick<OwnerDispatch, 'callReplayable'>,
     private readonly auditDb: Executor,
   ) {}
 
   async send(scope: AccountScope, actor: AuditActor, reply: ChatReply): Promise<SentReply> {
-    const answer = (await this.dispatch.call(sendMessage, {
+    const { body, replayed } = await this.dispatch.callReplayable(sendMessage, {
       scope,
       actor,
       params: {},
@@ -30,8 +30,12 @@ export class DispatchedChatReplies implements ChatReplies {
         message: reply.text,
       },
       idempotencyKey: reply.idempotencyKey,
-    })) as { message_id: string; status?: string };
+    });
+    const answer = body as { message_id: string; status?: string };
     const status = answer.status ?? 'sent';
+    await reply.onSent?.(answer.message_id);
+    // A replay (the same reply sent again: a double click, Chatwoot's repeated call) sent nothing new.
+    if (replayed) return { messageId: answer.message_id, status };
     const to: AuditDetails = 'phone' in reply.to ? { to_phone: reply.to.phone } : { to_group: reply.to.group };
     await recordAudit(this.auditDb, actor, 'message.replied', {
       accountId: scope.accountId,

@@ -64,8 +64,22 @@ export class OwnerDispatch {
    * carries the error's body).
    */
   async call(operation: DispatchedOperation, request: OperationInput<RequestSchemas>): Promise<unknown> {
+    return (await this.callReplayable(operation, request)).body;
+  }
+
+  /** As `call`, and whether the answer replays an earlier request's with the same Idempotency-Key. */
+  async callReplayable(
+    operation: DispatchedOperation,
+    request: OperationInput<RequestSchemas>,
+  ): Promise<{ body: unknown; replayed: boolean }> {
     const answer = await this.run(operation, request);
-    if (answer.statusCode < 400) return answer.body;
+    if (answer.statusCode < 400) {
+      // Set by the send here, or relayed (in lower case) from the owner's answer.
+      const replayed = Object.entries(answer.headers ?? {}).some(
+        ([name, value]) => name.toLowerCase() === 'idempotent-replayed' && value === 'true',
+      );
+      return { body: answer.body, replayed };
+    }
     const error = (answer.body ?? {}) as { error?: string; message?: string; meta?: ErrorMeta };
     throw new AppError((error.error ?? 'internal_error') as ErrorCode, error.message ?? 'The owning node refused.', error.meta);
   }

@@ -57,6 +57,7 @@ export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Se
         const reply = await callbacks.replyOf(webhook, request.body);
         if ('ignored' in reply) return { ignored: reply.ignored };
         let sent: { message_id?: string; error?: string };
+        let linked = false;
         try {
           const actor = { kind: 'system' as const, id: webhook.id, label: `Chatwoot inbox ${webhook.id}`, address: request.ip };
           const { messageId } = await gateway.chatReplies.send(scope, actor, {
@@ -65,21 +66,26 @@ export function registerChatwootCallbackRoutes(app: FastifyInstance, gateway: Se
             text: reply.content,
             idempotencyKey: `chatwoot:${webhook.id}:${reply.chatwootMessageId}`,
             audited: { via: 'chatwoot', chatwoot_message_id: reply.chatwootMessageId, chatwoot_conversation_id: reply.conversationId },
+            // Linked as soon as it is sent, before anything else may fail, so its ticks find it.
+            onSent: async (messageId) => {
+              linked = true;
+              await callbacks.sent(reply, messageId);
+            },
           });
           sent = { message_id: messageId };
         } catch (error) {
           // A refusal (the quota, a paused number's limits, an unknown recipient) is the reply's
           // outcome, shown in Chatwoot. A temporary one (a number reconnecting, the database away,
           // the same reply in flight) is not: it is answered as such, 503 with Retry-After or 409,
-          // with nothing recorded, so Chatwoot's call again sends it. Anything else is ours, a 500.
-          if (!(error instanceof AppError) || isTemporary(error.code)) throw error;
+          // with nothing recorded, so Chatwoot's call again sends it. Anything else is ours, a 500,
+          // and so is whatever failed once the reply was sent: it went, and is not shown failed.
+          if (linked || !(error instanceof AppError) || isTemporary(error.code)) throw error;
           sent = { error: error.code };
         }
         if (typeof sent.message_id !== 'string') {
           await callbacks.refused(reply, sent.error ?? 'internal_error');
           return { refused: sent.error ?? 'internal_error' };
         }
-        await callbacks.sent(reply, sent.message_id);
         return { message_id: sent.message_id };
       },
     );

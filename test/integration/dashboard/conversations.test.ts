@@ -199,18 +199,24 @@ for (const dialect of dialects) {
       await noteChatMessages(test.gateway.store.db, [first]);
       const href = `/conversations/${number.id}/${encodeURIComponent(peer)}`;
       assert.equal((await owner.get(href)).statusCode, 200);
-      const sent = await owner.post(`${href}/reply`, { message: 'On my way', reply_key: `dashboard:${crypto.randomUUID()}` });
+      const replyKey = `dashboard:${crypto.randomUUID()}`;
+      const sent = await owner.post(`${href}/reply`, { message: 'On my way', reply_key: replyKey });
       assert.equal(sent.statusCode, 303, sent.body);
       assert.equal(sent.headers.location, href);
+      // The form sent again (a double click, a reload of the POST): the same reply, once.
+      const again = await owner.post(`${href}/reply`, { message: 'On my way', reply_key: replyKey });
+      assert.equal(again.statusCode, 303, again.body);
       const thread = await presentThread(test.gateway, account, number.id, peer);
       assert.ok(thread.bubbles.some((bubble) => bubble.text === 'On my way' && bubble.direction === 'outbound'));
-      const [reply] = await test.gateway.store.db
+      const replies = await test.gateway.store.db
         .selectFrom('messages')
         .select('id')
         .where('account_id', '=', account.id)
         .where('to_phone', '=', peer)
         .where('direction', '=', 'outbound')
         .execute();
+      assert.equal(replies.length, 1, 'the reply was sent once');
+      const [reply] = replies;
       const replied = async () =>
         (await listAuditEvents(test.gateway.store.db, { accountId: account.id, limit: 100 })).filter(
           (event) => event.action === 'message.replied' && event.details?.to_phone === peer,
@@ -218,7 +224,7 @@ for (const dialect of dialects) {
       assert.deepEqual(
         (await replied()).map((event) => [event.actor.kind, event.actor.label, event.targetId, event.details?.via, event.details?.status]),
         [['user', `owner-${account.id}@conversations.test`, reply!.id, 'dashboard', 'sent']],
-        'the reply is an audit row naming its user',
+        'the reply is one audit row naming its user, however often its form was sent',
       );
 
       const refused = await owner.post(`${href}/reply`, { message: 'x'.repeat(101), reply_key: `dashboard:${crypto.randomUUID()}` });
