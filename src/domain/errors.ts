@@ -350,7 +350,7 @@ export const errorCatalogue = {
     publicApi: true,
     status: 422,
     meaning:
-      "The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no " +
+      "The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no " +
       'templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has.',
     meta: { engine: 'the engine that serves the number (sandbox, baileys or cloud)', capability: 'what it cannot do' },
   },

@@ -194,7 +194,24 @@ export function parseSandboxReceiveInput(
     throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
   const inGroup =
     body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: parseMentions(body.mentions) };
-  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup, ...parseSenderLid(body), ...parseAdArrival(body) };
+  return { ...parseTap(body, maxMessageLength), ...inGroup, ...parseSenderLid(body), ...parseAdArrival(body) };
+}
+
+/**
+ * A rehearsed tap on a button or a list row arrives as a Cloud API tap does: its title as the
+ * text, and which one it was as the structured content; it carries nothing else.
+ */
+function parseTap(body: SandboxReceiveBody, maxMessageLength: number): ReturnType<typeof parseSandboxMessage> {
+  const reply = body.interactive_reply;
+  if (reply === undefined) return parseSandboxMessage(body, maxMessageLength);
+  const other = (['message', 'media', 'location', 'contacts', 'poll'] as const).find((field) => body[field] !== undefined);
+  if (other !== undefined)
+    throw new AppError('invalid_request', 'A tap carries its title as its text, and nothing else: send interactive_reply alone.', {
+      field: other,
+      problem: 'conflict',
+    });
+  const tap = parseSandboxMessage({ ...body, message: reply.title }, maxMessageLength);
+  return { ...tap, structured: { interactiveReply: { kind: reply.type, id: reply.id, title: reply.title } } };
 }
 
 /** A simulated ad's first message: its referral, and whether it came as a placeholder never resent. */

@@ -192,6 +192,21 @@ const sandboxReceiveRequestComponent = {
         "sender's phone sends it again when asked and it arrives once, as itself; `never_resent`, it never does, and the message " +
         'arrives with content_kind unavailable and no text (docs/whatsapp.md).',
     },
+    interactive_reply: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'id', 'title'],
+      description:
+        'Simulate a tap on one of your interactive messages, as on the Cloud API: reply_to names the message, and type, id and title ' +
+        "the reply button or list row tapped (or, with quick_reply, the payload a template's quick-reply button was sent with). " +
+        'The message arrives with its title as the text and interactive_reply beside it; send nothing else with it ' +
+        '(docs/cloud-api.md#rehearse-in-the-sandbox).',
+      properties: {
+        type: { type: 'string', enum: ['button', 'list', 'quick_reply'] },
+        id: { type: 'string', minLength: 1, maxLength: 256 },
+        title: { type: 'string', minLength: 1, maxLength: 24 },
+      },
+    },
     simulate_failed_downloads: {
       type: 'integer',
       description:

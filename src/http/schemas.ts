@@ -181,4 +181,5 @@ export interface SandboxReceiveBody
   withhold_phone?: boolean;
   referral?: Record<string, unknown>;
   placeholder?: 'resent' | 'never_resent';
+  interactive_reply?: { type: 'button' | 'list' | 'quick_reply'; id: string; title: string };
 }

@@ -13,6 +13,7 @@ import type { Store } from '../store/database.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findMessageById } from '../store/repositories/messages.ts';
 import { pollOf } from '../domain/structured-content.ts';
+import { assertTapAnswers } from '../domain/interactive-taps.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { roleOf } from '../domain/groups.ts';
 import type { GroupService } from './groups.ts';
@@ -81,6 +82,12 @@ export class SandboxInbox {
     // The simulated phone answers a message of its chat with the number, as a customer would.
     const chat: Chat = incoming.groupId === undefined ? { phone: incoming.fromPhone } : { groupId: incoming.groupId };
     const quoted = replyTo === undefined ? undefined : (await findQuotable(this.store, number, chat, replyTo)).quoted;
+    const tap =
+      incoming.structured !== undefined && 'interactiveReply' in incoming.structured ? incoming.structured.interactiveReply : undefined;
+    if (tap !== undefined) {
+      const answered = replyTo === undefined ? undefined : await findMessageById(this.store.db, replyTo);
+      assertTapAnswers(answered?.direction === 'outbound' ? answered.structured : null, tap);
+    }
     // The file is fetched or read only now, once every check has passed.
     const media = loadMedia === undefined ? undefined : await loadMedia();
     const message = await deliver(simulator, number, {

@@ -4017,6 +4017,13 @@ export interface components {
              * @enum {string}
              */
             placeholder?: "resent" | "never_resent";
+            /** @description Simulate a tap on one of your interactive messages, as on the Cloud API: reply_to names the message, and type, id and title the reply button or list row tapped (or, with quick_reply, the payload a template's quick-reply button was sent with). The message arrives with its title as the text and interactive_reply beside it; send nothing else with it (docs/cloud-api.md#rehearse-in-the-sandbox). */
+            interactive_reply?: {
+                /** @enum {string} */
+                type: "button" | "list" | "quick_reply";
+                id: string;
+                title: string;
+            };
             /** @description With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md). */
             simulate_failed_downloads?: number;
         };
@@ -7015,7 +7022,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
         SendMessageError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7160,7 +7167,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. */
         SimulateIncomingMessageError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7266,7 +7273,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         SimulateRestrictionError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7372,7 +7379,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         SimulateLinkScanError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7491,7 +7498,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         SimulateIncomingCallError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7610,7 +7617,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         SimulatePollVoteError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7716,7 +7723,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         CheckNumbersError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7835,7 +7842,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         ShowTypingError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7980,7 +7987,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
         SendReactionError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8125,7 +8132,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
         EditMessageError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8270,7 +8277,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
         RevokeMessageError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8520,7 +8527,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. `window_closed`: The recipient's 24-hour customer-service window on this Cloud API number is closed (they have not written in the last 24 hours), so WhatsApp takes only a template; nothing was sent and Meta was not asked. */
         MarkMessageReadError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9481,7 +9488,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         CreateGroupError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9600,7 +9607,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         ListGroupsError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9732,7 +9739,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         GetGroupError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9864,7 +9871,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         UpdateGroupError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9996,7 +10003,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         ChangeGroupParticipantsError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10128,7 +10135,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         GetGroupInviteLinkError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10260,7 +10267,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         RevokeGroupInviteLinkError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10392,7 +10399,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         LeaveGroupError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10866,7 +10873,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         ArchiveChatError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10998,7 +11005,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         UnarchiveChatError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11130,7 +11137,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         PinChatError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11262,7 +11269,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         UnpinChatError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11394,7 +11401,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         MuteChatError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11526,7 +11533,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         UnmuteChatError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11658,7 +11665,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         MarkChatUnreadError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11790,7 +11797,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         MarkChatReadError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11909,7 +11916,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         SubscribePresenceError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12107,7 +12114,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         GetContactProfileError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12239,7 +12246,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         UpdateNumberProfileError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12345,7 +12352,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         BlockContactError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12464,7 +12471,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         ListBlocklistError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12583,7 +12590,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         UnblockContactError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12702,7 +12709,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         GetNewChatQuotaError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12821,7 +12828,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         ListTemplatesError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12953,7 +12960,7 @@ export interface components {
                 };
             };
         };
-        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys and the sandbox send no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
         GetTemplateError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];

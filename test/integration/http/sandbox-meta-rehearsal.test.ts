@@ -6,8 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
-import { receivedCopyOf, seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { receivedCopyOf, seedAccount, startTestGateway, uniquePhone, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 const ORDER_READY = { name: 'order_ready', language: 'en_US', header_parameters: ['4521'], body_parameters: ['Ada', 'the north desk'] };
 
@@ -16,14 +18,19 @@ for (const dialect of dialects) {
     let test: TestGateway;
     let business: SeededAccount;
     let customer: SeededAccount;
+    let receiver: WebhookReceiver;
 
     before(async () => {
-      test = await startTestGateway(dialect);
+      test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_WEBHOOK_POLL_INTERVAL_MS: '50' });
       business = await seedAccount(test.gateway);
       customer = await seedAccount(test.gateway);
+      receiver = await WebhookReceiver.start();
+      await test.gateway.webhooks.createWebhook(accountScope(business.accountId), { url: receiver.url('/taps'), eventTypes: ['message'] });
+      test.gateway.deliveryWorker.start();
     });
     after(async () => {
       await test?.close();
+      await receiver?.close();
     });
 
     const get = (url: string, apiKey = business.apiKey) =>
@@ -86,6 +93,79 @@ for (const dialect of dialects) {
       assert.deepEqual([foreign.statusCode, foreign.json().error], [403, 'phone_not_owned']);
       const foreignList = await get(`/templates?from_phone=${encodeURIComponent(business.phones[0]!)}`, customer.apiKey);
       assert.deepEqual([foreignList.statusCode, foreignList.json().error], [403, 'phone_not_owned']);
+    });
+
+    const MENU = {
+      body: 'How was your order?',
+      footer: 'Tap one',
+      buttons: [
+        { id: 'rate_good', title: 'Good' },
+        { id: 'rate_bad', title: 'Bad' },
+      ],
+    };
+
+    it('an interactive message reaches the sandbox recipient as its body, its buttons kept in the structured content', async () => {
+      const sent = await send({ interactive: MENU });
+      assert.deepEqual([sent.statusCode, sent.json().status], [200, 'sent'], sent.body);
+      const copy = await receivedCopyOf(test.gateway, business, customer, sent.json().message_id, 'the interactive message');
+      assert.equal(copy.text, 'How was your order?');
+      assert.deepEqual(copy.structured, {
+        interactive: {
+          body: 'How was your order?',
+          header: null,
+          footer: 'Tap one',
+          kind: 'buttons',
+          buttons: [
+            { id: 'rate_good', title: 'Good' },
+            { id: 'rate_bad', title: 'Bad' },
+          ],
+        },
+      });
+    });
+
+    it('a rehearsed tap on one of its buttons arrives as a Cloud API tap: the title as the message, interactive_reply on the webhook', async () => {
+      const person = uniquePhone();
+      const sent = await send({ to_phone: person, interactive: MENU });
+      assert.equal(sent.statusCode, 200, sent.body);
+      const tap = (reply: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+        test.post(
+          '/api/sandbox/receive',
+          { from_phone: person, to_phone: business.phones[0], reply_to: sent.json().message_id, interactive_reply: reply, ...extra },
+          business.apiKey,
+        );
+      const tapped = await tap({ type: 'button', id: 'rate_good', title: 'Good' });
+      assert.equal(tapped.statusCode, 200, tapped.body);
+      assert.deepEqual(
+        [tapped.json().message, tapped.json().interactive_reply],
+        ['Good', { type: 'button', id: 'rate_good', title: 'Good' }],
+      );
+      const [delivered] = await receiver.waitForRequests(1, (request) => JSON.parse(request.body).message_id === tapped.json().message_id);
+      const event = JSON.parse(delivered!.body);
+      assert.deepEqual(
+        [event.from_phone, event.message, event.interactive_reply, event.reply_to?.message_id],
+        [person, 'Good', { type: 'button', id: 'rate_good', title: 'Good' }, sent.json().message_id],
+      );
+
+      // Only a tap a person could make: a button the message has, as it reads, on one of our interactive messages.
+      const unknownButton = await tap({ type: 'button', id: 'rate_meh', title: 'Meh' });
+      assert.deepEqual(
+        [unknownButton.statusCode, unknownButton.json().error, unknownButton.json().meta.field],
+        [400, 'invalid_request', 'interactive_reply.id'],
+      );
+      const wrongTitle = await tap({ type: 'button', id: 'rate_good', title: 'Bad' });
+      assert.deepEqual([wrongTitle.statusCode, wrongTitle.json().meta.field], [400, 'interactive_reply.title']);
+      const asRow = await tap({ type: 'list', id: 'rate_good', title: 'Good' });
+      assert.deepEqual([asRow.statusCode, asRow.json().meta.field], [400, 'reply_to']);
+      const withText = await tap({ type: 'button', id: 'rate_good', title: 'Good' }, { message: 'Good' });
+      assert.deepEqual([withText.statusCode, withText.json().meta.field], [400, 'message']);
+      const unanswered = await test.post(
+        '/sandbox/receive',
+        { from_phone: person, to_phone: business.phones[0], interactive_reply: { type: 'button', id: 'rate_good', title: 'Good' } },
+        business.apiKey,
+      );
+      assert.deepEqual([unanswered.statusCode, unanswered.json().meta.field], [400, 'reply_to']);
+      const stray = await tap({ type: 'button', id: 'rate_good', title: 'Good', colour: 'red' });
+      assert.deepEqual([stray.statusCode, stray.json().error], [400, 'invalid_request']);
     });
   });
 }

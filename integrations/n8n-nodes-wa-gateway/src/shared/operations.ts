@@ -272,6 +272,12 @@ export const operations: GatewayOperation[] = [
         ]
       },
       {
+        "name": "interactive_reply",
+        "type": "json",
+        "required": false,
+        "description": "Simulate a tap on one of your interactive messages, as on the Cloud API: reply_to names the message, and type, id and title the reply button or list row tapped (or, with quick_reply, the payload a template's quick-reply button was sent with). The message arrives with its title as the text and interactive_reply beside it; send nothing else with it (docs/cloud-api.md#rehearse-in-the-sandbox)."
+      },
+      {
         "name": "simulate_failed_downloads",
         "type": "number",
         "required": false,
