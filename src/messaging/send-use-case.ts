@@ -181,12 +181,17 @@ async function resolveLinkPreview(
  */
 export async function resolveMedia(services: FileParts, accountId: string, input: MediaInput): Promise<MediaObject> {
   try {
-    if (input.id !== undefined) return services.media.asKind(await services.media.find(accountId, input.id), input);
+    if (input.id !== undefined) return services.media.asKind(await services.media.find(accountId, input.id, idFieldOf(input)), input);
     if (input.url !== undefined) return await services.media.ingestFromUrl(input.url, { ...input, accountId, source: 'send' });
     return await services.media.ingest(Readable.from([input.data!]), { ...input, accountId, source: 'send' });
   } catch (error) {
     throw input.field === undefined ? error : movedToField(error, input.field);
   }
+}
+
+/** Where the request named its upload, for a refusal of it; the same on every path that looks the upload up. */
+function idFieldOf(input: MediaInput): string {
+  return `${input.field ?? 'media'}.id`;
 }
 
 /**
@@ -281,7 +286,7 @@ async function mediaFingerprintOf(services: FileParts, accountId: string, input:
   if (input.url !== undefined) return undefined;
   const sha256 =
     input.id !== undefined
-      ? (await services.media.find(accountId, input.id)).sha256
+      ? (await services.media.find(accountId, input.id, idFieldOf(input))).sha256
       : createHash('sha256').update(input.data!).digest('hex');
   return mediaFingerprint(sha256, input);
 }

@@ -565,6 +565,21 @@ for (const dialect of dialects) {
         [unknown.statusCode, unknown.json().error, unknown.json().meta.field],
         [404, 'media_not_found', 'template.header_media.id'],
       );
+      // With an Idempotency-Key the key's record is read first, looking the upload up on its own path.
+      const keyed = await test.inject({
+        method: 'POST',
+        url: '/send_message',
+        headers: { authorization: `Bearer ${account.apiKey}`, 'idempotency-key': 'header-media-unknown' },
+        payload: {
+          from_phone: cloudPhone,
+          to_phone: uniquePhone(),
+          template: { name: 'invoice_ready', language: 'en_US', header_media: { id: 'med_01aaaaaaaaaaaaaaaaaaaaaaaa' } },
+        },
+      });
+      assert.deepEqual(
+        [keyed.statusCode, keyed.json().error, keyed.json().meta.field],
+        [404, 'media_not_found', 'template.header_media.id'],
+      );
       const sent = await invoice({ id: upload.json().media_id });
       assert.equal(sent.statusCode, 200, sent.body);
       const template = (standIn.messagesOf(phone.phoneNumberId).at(-1) as { template: { components: unknown[] } }).template;
