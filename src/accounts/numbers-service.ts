@@ -216,8 +216,8 @@ export class NumbersService {
 
   /**
    * Sets a session status by hand, on engines that allow rehearsing outages (the sandbox). The
-   * account's sends fail while it lasts, so it is an audit row naming the person, written once the
-   * status is (the status goes through the session's own writer, with no transaction to join).
+   * account's sends fail while it lasts, so it is an audit row naming the person, committed with
+   * the status; setting the status a number already has changes nothing and writes no row.
    */
   async setSimulatedStatus(
     scope: TenantScope,
@@ -232,8 +232,9 @@ export class NumbersService {
     if (!this.supervisor.allowsSimulatedStatus(number)) {
       throw new AppError('invalid_argument', `The ${number.engine} engine reports its own status; it cannot be set by hand.`);
     }
-    await this.supervisor.recordSimulatedStatus(number, status as SessionStatus);
-    await recordNumberAudit(this.store.db, actor, 'number.status_simulated', number, { status });
+    await this.supervisor.recordSimulatedStatus(number, status as SessionStatus, (trx) =>
+      recordNumberAudit(trx, actor, 'number.status_simulated', number, { status }),
+    );
     return this.findNumber(scope, number.id);
   }
 }

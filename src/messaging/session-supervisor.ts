@@ -17,7 +17,7 @@ import type { SessionStatusEvent } from '../engines/engine-events.ts';
 import type { InboundSimulator } from '../engines/inbound-simulator.ts';
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
-import type { Store } from '../store/database.ts';
+import type { Executor, Store } from '../store/database.ts';
 import { refusedBySession } from './session-refusals.ts';
 import { WorkInFlight } from './work-in-flight.ts';
 import { sessionStatusPayload } from '../domain/event-payloads.ts';
@@ -439,9 +439,16 @@ export class SessionSupervisor implements SessionHost {
     }
   }
 
-  /** A status the operator sets by hand, to rehearse an outage: any node may write it. */
-  async recordSimulatedStatus(number: WhatsAppNumber, status: SessionStatus): Promise<void> {
-    await this.writeStatus(number.phone, status, 'set by the operator', undefined);
+  /**
+   * A status the operator sets by hand, to rehearse an outage: any node may write it. `alongside`
+   * (the audit row) commits with the change, and only if there is one; true when the status changed.
+   */
+  async recordSimulatedStatus(
+    number: WhatsAppNumber,
+    status: SessionStatus,
+    alongside: (trx: Executor) => Promise<unknown>,
+  ): Promise<boolean> {
+    return this.writeStatus(number.phone, status, 'set by the operator', undefined, alongside);
   }
 
   /** An owner-only write the database refused under a stale lease (see StaleWrites). */
@@ -454,18 +461,21 @@ export class SessionSupervisor implements SessionHost {
     status: SessionStatus,
     reason: string | null,
     lease: SessionLease | undefined,
-  ): Promise<void> {
+    alongside?: (trx: Executor) => Promise<unknown>,
+  ): Promise<boolean> {
     const number = await findNumberByPhone(this.store.db, phone);
-    if (number === undefined || number.status === status) return;
+    if (number === undefined || number.status === status) return false;
     const at = new Date();
     const queued = await this.committer.run(async (trx) => {
       if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
       await updateNumberStatus(trx, number.id, status, reason, at);
+      await alongside?.(trx);
       return enqueueEvent(trx, this.notifier, number.accountId, sessionStatusPayload(number.phone, status, reason, at), at);
     });
     this.notifier.deliveriesQueued(queued);
     // The send path reads numbers through the lookup cache: a status it holds must not outlive the change.
     await this.store.lookups.numbersChanged();
+    return true;
   }
 
   private requireLease(number: WhatsAppNumber): SessionLease {

@@ -356,6 +356,10 @@ for (const dialect of dialects) {
       const outage = await operator.post(`/operator/numbers/${number.id}/status`, { status: 'disconnected' });
       assert.equal(outage.statusCode, 303);
       assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'disconnected');
+      // Setting the status it already has is no management action: no second row.
+      await operator.get('/operator/numbers');
+      const again = await operator.post(`/operator/numbers/${number.id}/status`, { status: 'disconnected' });
+      assert.equal(again.statusCode, 303);
       const simulated = (await test.gateway.audit.list(operatorScope(), { accountId: to.account.id, limit: 20 })).filter(
         (row) => row.action === 'number.status_simulated',
       );
