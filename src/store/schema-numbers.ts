@@ -25,8 +25,11 @@ export interface WhatsAppNumbersTable {
   proxy_redacted: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
-  /** When the status last changed; the settings' changes do not move it (migration 0055). */
-  status_changed_at: number;
+  /**
+   * When the status last changed; the settings' changes do not move it (migration 0055). Null
+   * where a node older than the column wrote the row.
+   */
+  status_changed_at: number | null;
 }
 
 /** A Cloud API number's ids at Meta and its sealed credentials (migration 0049 (0045 was reserved; 0048 landed first)). */

@@ -21,7 +21,10 @@ function toNumber(row: NumberRow): WhatsAppNumber {
     proxy: row.proxy_redacted,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
-    statusChangedAt: new Date(Number(row.status_changed_at)),
+    // Null in a row a node older than migration 0055 wrote (a cluster upgraded node by node): its
+    // status has held at least since the row last changed. Such a node's status writes also leave
+    // the column at the earlier change until that node is upgraded too.
+    statusChangedAt: new Date(Number(row.status_changed_at ?? row.updated_at)),
   };
 }
 

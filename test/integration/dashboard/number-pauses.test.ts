@@ -229,5 +229,19 @@ for (const dialect of dialects) {
       assert.ok(reconnected > changed, 'connected again: since the new change');
       assert.equal(await sinceOf(owner, '/numbers'), reconnected);
     });
+
+    it('a number written by a node older than the column shows since its last change, not 1970', async () => {
+      const older = await test.gateway.numbers.addNumber(operatorScope(), { accountId: number.accountId, phone: uniquePhone() });
+      // A node that predates migration 0055 inserts without the column, as a cluster upgraded node by node has.
+      await test.gateway.store.db.updateTable('whatsapp_numbers').set({ status_changed_at: null }).where('id', '=', older.id).execute();
+      const read = await test.gateway.numbers.findNumber(operatorScope(), older.id);
+      assert.equal(read.statusChangedAt.getTime(), read.updatedAt.getTime());
+      const statuses = (await owner.get('/numbers/status.json')).json() as { numbers: Array<{ id: string; status_since: string }> };
+      assert.equal(
+        statuses.numbers.find((entry) => entry.id === older.id)!.status_since,
+        read.updatedAt.toISOString(),
+        'the live refresh says the same',
+      );
+    });
   });
 }
