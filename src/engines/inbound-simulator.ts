@@ -2,6 +2,7 @@ import type { AdReferral } from '../domain/referral.ts';
 import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
 import type { E164 } from '../domain/phone.ts';
+import type { MessageTemplate } from '../domain/templates.ts';
 import type { OutgoingMedia } from './engine.ts';
 
 // The sandbox's simulated phones: what they send to a sandbox number, and the engine side that
@@ -71,4 +72,6 @@ export interface InboundSimulator {
   deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void>;
   /** The number's simulated phone scans its current QR, or types its pairing code: whether that linked it. */
   confirmLink(number: WhatsAppNumber, code: string): Promise<boolean>;
+  /** Adds a rehearsal template to the number's catalogue, or replaces the one of that name and language. */
+  putTemplate(number: WhatsAppNumber, template: MessageTemplate): void;
 }

@@ -14,6 +14,8 @@ import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findMessageById } from '../store/repositories/messages.ts';
 import { pollOf } from '../domain/structured-content.ts';
 import { assertTapAnswers } from '../domain/interactive-taps.ts';
+import type { MessageTemplate } from '../domain/templates.ts';
+import { rehearsalTemplate, type RehearsalTemplateInput } from '../engines/sandbox/sandbox-templates.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { roleOf } from '../domain/groups.ts';
 import type { GroupService } from './groups.ts';
@@ -109,6 +111,17 @@ export class SandboxInbox {
     const { number, simulator } = await this.sandboxNumber(scope, phone, 'phone');
     await simulator.restrict(number, restriction).catch((error: unknown) => refusedIncoming(number, error));
     return number;
+  }
+
+  /**
+   * POST /sandbox/templates: the number's rehearsal catalogue gains the template, or has the one
+   * of that name and language replaced, on the node that runs the number (which sends against it).
+   */
+  async putTemplate(scope: AccountScope, phone: E164, input: RehearsalTemplateInput): Promise<MessageTemplate> {
+    const { number, simulator } = await this.sandboxNumber(scope, phone, 'phone');
+    const template = rehearsalTemplate(input);
+    simulator.putTemplate(number, template);
+    return template;
   }
 
   /**

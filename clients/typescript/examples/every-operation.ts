@@ -173,6 +173,8 @@ async function main(): Promise<void> {
   check(resumed.paused === null && resumed.can_send, 'the number is resumed');
   const restricted = succeeded('POST /sandbox/restrict', await client.POST('/sandbox/restrict', { body: { phone: other, kind: 'rate_overlimit', lift_after_seconds: 1 } }));
   check(restricted.kind === 'rate_overlimit' && Date.parse(restricted.until) > Date.now(), 'the rehearsal is set');
+  const rehearsal = succeeded('POST /sandbox/templates', await client.POST('/sandbox/templates', { body: { phone: other, name: 'typed_client', language: 'en_US', category: 'UTILITY', body: 'Hello {{1}}' } }));
+  check(rehearsal.status === 'APPROVED' && rehearsal.body_parameters === 1, 'a rehearsal template is added to the sandbox number');
 
   // A send, and the error envelope of one refused.
   const sent = succeeded('POST /send_message', await client.POST('/send_message', { body: { from_phone: from, to_phone: other, message: 'Hello from the typed client' }, headers: { 'idempotency-key': `example-${Date.now()}` } }));

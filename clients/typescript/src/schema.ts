@@ -100,6 +100,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add or replace a rehearsal template of a sandbox number
+         * @description A sandbox number lists, reads and sends rehearsal message templates as a Cloud API number does its business's (docs/cloud-api.md#rehearse-in-the-sandbox): order_ready and hello_world to begin with. This adds one, or replaces the one of the same name and language, so that a client rehearses its own templates. The node that runs the number keeps it while it runs, as the simulated network keeps its state; the answer is the template as GET /templates/{name} shows it.
+         */
+        post: operations["putSandboxTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/link_scan": {
         parameters: {
             query?: never;
@@ -1246,6 +1266,26 @@ export interface paths {
          * @description Rehearses your handling of number.paused (docs/number-pauses.md), or of number.capped (docs/send-governor.md). kind "new_chat_cap" caps the number's new chats until the lift time: its sends to people who never wrote to it, past new_chats, are answered 200 sent and then fail with error_code 475 (a message.status event), number.capped follows, and from then on such sends wait in the queue (202, wait_reason new_chat_cap) until the lift time while replies go at once; GET /numbers/{id}/queue shows the quota. kind "quiet_session" rehearses a session that looks open and delivers nothing (docs/whatsapp.md#sessions-that-stay-up): the number still shows connected, what is sent to it waits on the network, and at the lift time the session is restarted: session.status connecting with the quiet-session reason (wagw_quiet_session_restarts_total counts it), then connected, and what waited arrives. kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestrictionApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add or replace a rehearsal template of a sandbox number
+         * @description A sandbox number lists, reads and sends rehearsal message templates as a Cloud API number does its business's (docs/cloud-api.md#rehearse-in-the-sandbox): order_ready and hello_world to begin with. This adds one, or replaces the one of the same name and language, so that a client rehearses its own templates. The node that runs the number keeps it while it runs, as the simulated network keeps its state; the answer is the template as GET /templates/{name} shows it.
+         */
+        post: operations["putSandboxTemplateApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5277,6 +5317,59 @@ export interface components {
             /** Format: date-time */
             until: string;
         };
+        PutSandboxTemplateRequest: {
+            /** @description One of your sandbox numbers (E.164). */
+            phone: string;
+            /** @description Lower-case letters, digits and underscores, as Meta's names. */
+            name: string;
+            /** @example en_US */
+            language: string;
+            /** @enum {string} */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            /**
+             * @description Its rehearsed review status; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.
+             * @default APPROVED
+             * @enum {string}
+             */
+            status: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED";
+            /** @description A text header. Numbered placeholders {{1}}, {{2}}, … without a gap, which a send fills in order. */
+            header?: string;
+            /** @description Numbered placeholders {{1}}, {{2}}, … without a gap, which a send fills in order. */
+            body: string;
+            /** @description A footer, without placeholders. */
+            footer?: string;
+        };
+        PutSandboxTemplateResponse: {
+            name: string;
+            /** @example en_US */
+            language: string;
+            /** @description Meta's review status: APPROVED (the only one sent), PENDING, REJECTED, PAUSED or DISABLED. */
+            status: string;
+            /** @description MARKETING, UTILITY or AUTHENTICATION. */
+            category: string | null;
+            /** @description How many header_parameters a send gives (its text header's placeholders). */
+            header_parameters: number;
+            /** @description How many body_parameters a send gives. */
+            body_parameters: number;
+            /**
+             * @description The kind of file a send gives as header_media, when the header is one; null for a text header or none.
+             * @enum {string|null}
+             */
+            header_media: "image" | "video" | "document" | null;
+            components: {
+                type: string;
+                format: string | null;
+                text: string | null;
+                /** @description A BUTTONS component's buttons in order (a send's button_parameters name them by index); empty for the other components. */
+                buttons: {
+                    /** @description QUICK_REPLY, URL, PHONE_NUMBER, COPY_CODE, …, as Meta names them. */
+                    type: string;
+                    text: string | null;
+                    /** @description A URL button's address; one ending in {{1}} takes its suffix from a send. */
+                    url: string | null;
+                }[];
+            }[];
+        };
         SimulateLinkScanRequest: {
             /** @description One of your sandbox numbers (E.164), being linked. */
             phone: string;
@@ -7315,6 +7408,112 @@ export interface components {
         };
         /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         SimulateRestrictionError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        PutSandboxTemplateError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        PutSandboxTemplateError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        PutSandboxTemplateError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope" | "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        PutSandboxTemplateError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `capability_not_supported`: The number's engine cannot do this (Meta's Cloud API has no groups, edits or polls, say; Baileys sends no templates or interactive messages); nothing was done. docs/cloud-api.md lists what each engine has. */
+        PutSandboxTemplateError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "capability_not_supported";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        PutSandboxTemplateError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        PutSandboxTemplateError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        PutSandboxTemplateError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -16759,6 +16958,8 @@ export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
 export type SimulateRestrictionRequest = components['schemas']['SimulateRestrictionRequest'];
 export type SimulateRestrictionResponse = components['schemas']['SimulateRestrictionResponse'];
+export type PutSandboxTemplateRequest = components['schemas']['PutSandboxTemplateRequest'];
+export type PutSandboxTemplateResponse = components['schemas']['PutSandboxTemplateResponse'];
 export type SimulateLinkScanRequest = components['schemas']['SimulateLinkScanRequest'];
 export type SimulateLinkScanResponse = components['schemas']['SimulateLinkScanResponse'];
 export type SimulateIncomingCallRequest = components['schemas']['SimulateIncomingCallRequest'];
@@ -16911,6 +17112,14 @@ export type ResponseSimulateRestrictionError422 = components['responses']['Simul
 export type ResponseSimulateRestrictionError429 = components['responses']['SimulateRestrictionError429'];
 export type ResponseSimulateRestrictionError500 = components['responses']['SimulateRestrictionError500'];
 export type ResponseSimulateRestrictionError503 = components['responses']['SimulateRestrictionError503'];
+export type ResponsePutSandboxTemplateError400 = components['responses']['PutSandboxTemplateError400'];
+export type ResponsePutSandboxTemplateError401 = components['responses']['PutSandboxTemplateError401'];
+export type ResponsePutSandboxTemplateError403 = components['responses']['PutSandboxTemplateError403'];
+export type ResponsePutSandboxTemplateError413 = components['responses']['PutSandboxTemplateError413'];
+export type ResponsePutSandboxTemplateError422 = components['responses']['PutSandboxTemplateError422'];
+export type ResponsePutSandboxTemplateError429 = components['responses']['PutSandboxTemplateError429'];
+export type ResponsePutSandboxTemplateError500 = components['responses']['PutSandboxTemplateError500'];
+export type ResponsePutSandboxTemplateError503 = components['responses']['PutSandboxTemplateError503'];
 export type ResponseSimulateLinkScanError400 = components['responses']['SimulateLinkScanError400'];
 export type ResponseSimulateLinkScanError401 = components['responses']['SimulateLinkScanError401'];
 export type ResponseSimulateLinkScanError403 = components['responses']['SimulateLinkScanError403'];
@@ -17798,6 +18007,39 @@ export interface operations {
             429: components["responses"]["SimulateRestrictionError429"];
             500: components["responses"]["SimulateRestrictionError500"];
             503: components["responses"]["SimulateRestrictionError503"];
+        };
+    };
+    putSandboxTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutSandboxTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PutSandboxTemplateResponse"];
+                };
+            };
+            400: components["responses"]["PutSandboxTemplateError400"];
+            401: components["responses"]["PutSandboxTemplateError401"];
+            403: components["responses"]["PutSandboxTemplateError403"];
+            413: components["responses"]["PutSandboxTemplateError413"];
+            422: components["responses"]["PutSandboxTemplateError422"];
+            429: components["responses"]["PutSandboxTemplateError429"];
+            500: components["responses"]["PutSandboxTemplateError500"];
+            503: components["responses"]["PutSandboxTemplateError503"];
         };
     };
     simulateLinkScan: {
@@ -20043,6 +20285,39 @@ export interface operations {
             429: components["responses"]["SimulateRestrictionError429"];
             500: components["responses"]["SimulateRestrictionError500"];
             503: components["responses"]["SimulateRestrictionError503"];
+        };
+    };
+    putSandboxTemplateApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutSandboxTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PutSandboxTemplateResponse"];
+                };
+            };
+            400: components["responses"]["PutSandboxTemplateError400"];
+            401: components["responses"]["PutSandboxTemplateError401"];
+            403: components["responses"]["PutSandboxTemplateError403"];
+            413: components["responses"]["PutSandboxTemplateError413"];
+            422: components["responses"]["PutSandboxTemplateError422"];
+            429: components["responses"]["PutSandboxTemplateError429"];
+            500: components["responses"]["PutSandboxTemplateError500"];
+            503: components["responses"]["PutSandboxTemplateError503"];
         };
     };
     simulateLinkScanApi: {

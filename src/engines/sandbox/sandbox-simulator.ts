@@ -59,6 +59,13 @@ export class SandboxSimulator implements InboundSimulator {
     return this.options.sessions.confirmLink(number, code);
   }
 
+  putTemplate(number: WhatsAppNumber, template: MessageTemplate): void {
+    const others = (this.templates.get(number.id) ?? []).filter(
+      (each) => each.name !== template.name || each.language !== template.language,
+    );
+    this.templates.set(number.id, [...others, template]);
+  }
+
   /** The last presence shown to a chat: what a simulated phone would see. */
   presenceShown(number: WhatsAppNumber, toPhone: E164): ChatPresence | undefined {
     return this.presences.get(`${number.phone}>${toPhone}`);

@@ -1,3 +1,4 @@
+import { AppError } from '../../domain/errors.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import { assertTemplateParameters, findApprovedTemplate, type MessageTemplate, type TemplateSend } from '../../domain/templates.ts';
 
@@ -58,4 +59,51 @@ export function renderTemplateSend(templates: readonly MessageTemplate[], send: 
     else if (type === 'FOOTER') parts.push(component.text);
   }
   return parts.join('\n');
+}
+
+/** A rehearsal template as an account describes it (POST /sandbox/templates). */
+export interface RehearsalTemplateInput {
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  header?: string;
+  body: string;
+  footer?: string;
+}
+
+/**
+ * The template an account adds to its sandbox number, in Meta's shape. Its placeholders must run
+ * {{1}}, {{2}}, … without a gap, as Meta requires before it reviews a template, so that a send
+ * rehearsed against it would also fit the one Meta approves.
+ */
+export function rehearsalTemplate(input: RehearsalTemplateInput): MessageTemplate {
+  for (const [field, text] of [
+    ['header', input.header],
+    ['body', input.body],
+  ] as const) {
+    const numbers = [...(text ?? '').matchAll(/\{\{\s*(\d+)\s*\}\}/g)].map((match) => Number(match[1]));
+    const highest = Math.max(0, ...numbers);
+    const missing = Array.from({ length: highest }, (_, index) => index + 1).find((number) => !numbers.includes(number));
+    if (missing !== undefined)
+      throw new AppError(
+        'invalid_request',
+        `${field} uses {{${highest}}} but not {{${missing}}}: Meta numbers placeholders from {{1}} without a gap.`,
+        {
+          field,
+        },
+      );
+  }
+  const component = (type: string, text: string, format: string | null = null) => ({ type, format, text, buttons: [] });
+  return {
+    name: input.name,
+    language: input.language,
+    status: input.status,
+    category: input.category,
+    components: [
+      ...(input.header === undefined ? [] : [component('HEADER', input.header, 'TEXT')]),
+      component('BODY', input.body),
+      ...(input.footer === undefined ? [] : [component('FOOTER', input.footer)]),
+    ],
+  };
 }

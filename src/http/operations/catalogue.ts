@@ -16,6 +16,7 @@ import { updateNumber } from './update-number.ts';
 import { pauseNumber } from './pause-number.ts';
 import { resumeNumber } from './resume-number.ts';
 import { simulateRestriction } from './simulate-restriction.ts';
+import { putSandboxTemplate } from './sandbox-templates.ts';
 import { simulateLinkScan } from './simulate-link-scan.ts';
 import { createGroup } from './groups/create-group.ts';
 import { listGroups } from './groups/list-groups.ts';
@@ -61,6 +62,7 @@ export const publicOperations: readonly AnyOperation[] = [
   sendMessage,
   simulateIncomingMessage,
   simulateRestriction,
+  putSandboxTemplate,
   simulateLinkScan,
   simulateIncomingCall,
   simulatePollVote,

@@ -8,7 +8,7 @@ import { defineSessionOperation, ok } from './operation.ts';
 // read from Meta through the number's session: listed, and one read by name and language. A
 // template is sent with POST /send_message and a `template` object (ADR 0071).
 
-const templateSchema = {
+export const templateSchema = {
   type: 'object',
   required: ['name', 'language', 'status', 'category', 'header_parameters', 'body_parameters', 'header_media', 'components'],
   properties: {

@@ -95,6 +95,53 @@ for (const dialect of dialects) {
       assert.deepEqual([foreignList.statusCode, foreignList.json().error], [403, 'phone_not_owned']);
     });
 
+    it('an account adds and replaces its own rehearsal templates, on its own sandbox numbers only, and sends them', async () => {
+      const put = (body: Record<string, unknown>, apiKey = business.apiKey, prefix = '') =>
+        test.post(`${prefix}/sandbox/templates`, { phone: business.phones[0], ...body }, apiKey);
+      const shipped = {
+        name: 'order_shipped',
+        language: 'en_GB',
+        category: 'UTILITY',
+        header: 'Parcel {{1}}',
+        body: 'Hi {{1}}, it left at {{2}}.',
+      };
+      const added = await put(shipped, business.apiKey, '/api');
+      assert.equal(added.statusCode, 200, added.body);
+      assert.deepEqual(
+        [added.json().name, added.json().status, added.json().header_parameters, added.json().body_parameters],
+        ['order_shipped', 'APPROVED', 1, 2],
+      );
+      const sent = await send({
+        template: { name: 'order_shipped', language: 'en_GB', header_parameters: ['77'], body_parameters: ['Ada', 'noon'] },
+      });
+      assert.equal(sent.statusCode, 200, sent.body);
+      const copy = await receivedCopyOf(test.gateway, business, customer, sent.json().message_id, 'the added template');
+      assert.equal(copy.text, 'Parcel 77\nHi Ada, it left at noon.');
+
+      // Replaced by name and language: now pending review, so no longer sent.
+      const replaced = await put({ ...shipped, status: 'PENDING' });
+      assert.deepEqual([replaced.statusCode, replaced.json().status], [200, 'PENDING']);
+      const listed = await get(`/templates?from_phone=${encodeURIComponent(business.phones[0]!)}`);
+      assert.deepEqual(
+        listed
+          .json()
+          .templates.filter((each: { name: string }) => each.name === 'order_shipped')
+          .map((each: { status: string }) => each.status),
+        ['PENDING'],
+      );
+      const pending = await send({
+        template: { name: 'order_shipped', language: 'en_GB', header_parameters: ['77'], body_parameters: ['Ada', 'noon'] },
+      });
+      assert.deepEqual([pending.statusCode, pending.json().error], [404, 'template_not_found']);
+
+      const gap = await put({ ...shipped, body: 'Hi {{2}}' });
+      assert.deepEqual([gap.statusCode, gap.json().error, gap.json().meta.field], [400, 'invalid_request', 'body']);
+      const typo = await put({ ...shipped, bodyy: 'x' });
+      assert.deepEqual([typo.statusCode, typo.json().error], [400, 'invalid_request']);
+      const foreign = await put(shipped, customer.apiKey);
+      assert.deepEqual([foreign.statusCode, foreign.json().error], [403, 'phone_not_owned']);
+    });
+
     const MENU = {
       body: 'How was your order?',
       footer: 'Tap one',

@@ -170,6 +170,8 @@ for (const dialect of dialects) {
           'post /api/numbers/{id}/resume',
           'post /sandbox/restrict',
           'post /api/sandbox/restrict',
+          'post /sandbox/templates',
+          'post /api/sandbox/templates',
           'post /sandbox/link_scan',
           'post /api/sandbox/link_scan',
           'post /messages/{id}/cancel',

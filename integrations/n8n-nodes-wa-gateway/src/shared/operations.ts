@@ -329,6 +329,79 @@ export const operations: GatewayOperation[] = [
     ]
   },
   {
+    "operationId": "putSandboxTemplate",
+    "resource": "sandbox",
+    "method": "POST",
+    "path": "/sandbox/templates",
+    "summary": "Add or replace a rehearsal template of a sandbox number",
+    "scope": "send",
+    "pathParameters": [],
+    "queryParameters": [],
+    "headerParameters": [],
+    "bodyFields": [
+      {
+        "name": "phone",
+        "type": "string",
+        "required": true,
+        "description": "One of your sandbox numbers (E.164)."
+      },
+      {
+        "name": "name",
+        "type": "string",
+        "required": true,
+        "description": "Lower-case letters, digits and underscores, as Meta's names."
+      },
+      {
+        "name": "language",
+        "type": "string",
+        "required": true,
+        "description": ""
+      },
+      {
+        "name": "category",
+        "type": "options",
+        "required": true,
+        "description": "",
+        "options": [
+          "MARKETING",
+          "UTILITY",
+          "AUTHENTICATION"
+        ]
+      },
+      {
+        "name": "body",
+        "type": "string",
+        "required": true,
+        "description": "Numbered placeholders {{1}}, {{2}}, … without a gap, which a send fills in order."
+      },
+      {
+        "name": "status",
+        "type": "options",
+        "required": false,
+        "description": "Its rehearsed review status; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.",
+        "options": [
+          "APPROVED",
+          "PENDING",
+          "REJECTED",
+          "PAUSED",
+          "DISABLED"
+        ]
+      },
+      {
+        "name": "header",
+        "type": "string",
+        "required": false,
+        "description": "A text header. Numbered placeholders {{1}}, {{2}}, … without a gap, which a send fills in order."
+      },
+      {
+        "name": "footer",
+        "type": "string",
+        "required": false,
+        "description": "A footer, without placeholders."
+      }
+    ]
+  },
+  {
     "operationId": "simulateLinkScan",
     "resource": "sandbox",
     "method": "POST",
