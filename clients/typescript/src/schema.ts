@@ -5327,11 +5327,10 @@ export interface components {
             /** @enum {string} */
             category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
             /**
-             * @description Its rehearsed review status; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.
-             * @default APPROVED
+             * @description Its rehearsed review status, APPROVED when not given; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.
              * @enum {string}
              */
-            status: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED";
+            status?: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED";
             /** @description A text header. Numbered placeholders {{1}}, {{2}}, … without a gap, which a send fills in order. */
             header?: string;
             /** @description Numbered placeholders {{1}}, {{2}}, … without a gap, which a send fills in order. */

@@ -24,8 +24,9 @@ export const putSandboxTemplate = defineOperation(
         status: {
           type: 'string',
           enum: ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED'],
-          default: 'APPROVED',
-          description: 'Its rehearsed review status; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.',
+          // No schema default: the generated client would then require it.
+          description:
+            'Its rehearsed review status, APPROVED when not given; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.',
         },
         header: { type: 'string', minLength: 1, maxLength: 60, description: `A text header. ${placeholders}` },
         body: { type: 'string', minLength: 1, maxLength: 1024, description: placeholders },

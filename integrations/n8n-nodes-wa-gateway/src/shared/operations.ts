@@ -378,7 +378,7 @@ export const operations: GatewayOperation[] = [
         "name": "status",
         "type": "options",
         "required": false,
-        "description": "Its rehearsed review status; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.",
+        "description": "Its rehearsed review status, APPROVED when not given; only an APPROVED one is sent (404 template_not_found otherwise), as on Meta.",
         "options": [
           "APPROVED",
           "PENDING",
