@@ -36,7 +36,8 @@ export async function noteChatMessages(db: Executor, messages: readonly Message[
   }
   if (chats.size === 0) return;
   // Rows in one order, by key: two batches committing side by side (PostgreSQL runs several) then
-  // lock shared chats in the same order and wait for each other instead of deadlocking.
+  // lock shared chats in the same order and wait for each other instead of deadlocking. The
+  // statement's ORDER BY is what holds it; sorted here too, the plan's sort has nothing to move.
   const ordered = [...chats.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, chat]) => chat);
   if (runsOnPostgres(db)) {
     await noteChatsPostgres(db, {
@@ -107,7 +108,7 @@ const noteChatsSqlite = compiledStatement((db, v: { rows: string }) =>
   ),
 );
 
-/** The one upsert of both dialects, over the rows their `noted` table expression unpacks, in its order. */
+/** The one upsert of both dialects, over the rows their `noted` table expression unpacks, in key order. */
 function upsertChatsFrom(withNoted: QueryCreator<NotedChats>) {
   return (
     withNoted
@@ -118,7 +119,10 @@ function upsertChatsFrom(withNoted: QueryCreator<NotedChats>) {
         eb
           .selectFrom('noted')
           .select(['number_id', 'account_id', 'chat_id', 'last_message_id', 'last_activity_at', 'unread_count'])
-          .where(sql<boolean>`true`),
+          .where(sql<boolean>`true`)
+          // The key order the batches lock shared chats in, said rather than left to how unnest reads.
+          .orderBy('number_id')
+          .orderBy('chat_id'),
       )
       .onConflict((conflict) =>
         conflict.columns(['number_id', 'chat_id']).doUpdateSet({

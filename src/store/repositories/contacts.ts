@@ -269,7 +269,10 @@ function upsertRecipientsFrom(withNoted: QueryCreator<NotedRecipients>) {
             'at as created_at',
             'at as updated_at',
           ])
-          .where(sql<boolean>`true`),
+          .where(sql<boolean>`true`)
+          // One key order for every batch, as the chats' upsert: concurrent batches then wait, never deadlock.
+          .orderBy('number_id')
+          .orderBy('phone'),
       )
       .onConflict((conflict) =>
         conflict.columns(['number_id', 'phone']).where('phone', 'is not', null).doUpdateSet({
