@@ -169,18 +169,21 @@ for (const dialect of dialects) {
             .where('delivery_id', '=', entry.delivery.id)
             .execute();
         }
-        const moved = entries[0]!.delivery.id;
-        const back = (at: number) => at - 3 * DAY_MS;
-        await db
-          .updateTable('webhook_deliveries')
-          .set({ created_at: back(entries[0]!.delivery.createdAt.getTime()) })
-          .where('id', '=', moved)
-          .execute();
+        // The other two at one instant, the earlier of theirs: attempts made across 00:00 UTC would otherwise be three days.
+        const pinned = Math.min(...entries.slice(1).map((entry) => entry.attempts[0]!.attemptedAt.getTime()));
         await db
           .updateTable('webhook_attempts')
-          .set({ attempted_at: back(entries[0]!.attempts[0]!.attemptedAt.getTime()) })
-          .where('delivery_id', '=', moved)
+          .set({ attempted_at: pinned })
+          .where(
+            'delivery_id',
+            'in',
+            entries.slice(1).map((entry) => entry.delivery.id),
+          )
           .execute();
+        const moved = entries[0]!.delivery.id;
+        const back = pinned - 3 * DAY_MS;
+        await db.updateTable('webhook_deliveries').set({ created_at: back }).where('id', '=', moved).execute();
+        await db.updateTable('webhook_attempts').set({ attempted_at: back }).where('delivery_id', '=', moved).execute();
 
         const log = await test.inject({
           method: 'GET',
@@ -208,7 +211,8 @@ for (const dialect of dialects) {
           );
         }
         assert.deepEqual([...expected.values()].map((times) => times.length).sort(), [1, 2], 'two days, three attempts');
-        const today = new Date().toISOString().slice(0, 10);
+        // The attempts' own day, not the clock's: a run that crosses midnight reads the page the next day.
+        const today = new Date(pinned).toISOString().slice(0, 10);
         assert.deepEqual(shown.get(today), { 'mean-ms': 166, 'longest-ms': 301, attempts: 2 }, 'today: (30 + 301) / 2, rounded');
       } finally {
         await test.gateway.deliveryWorker.stop();
