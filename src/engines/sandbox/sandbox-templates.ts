@@ -6,7 +6,7 @@ import { assertTemplateParameters, findApprovedTemplate, type MessageTemplate, t
 // developer building on the Cloud API lists, reads and sends templates in test mode as on a cloud
 // number, checked by the same rules (src/domain/templates.ts), with the filled text delivered.
 
-/** What every sandbox number offers: Meta-shaped, approved, one with text parameters and one without. */
+/** What every sandbox number offers: Meta-shaped, approved, one with text parameters and quick-reply buttons, one without either. */
 export const SEEDED_TEMPLATES: readonly MessageTemplate[] = [
   {
     name: 'order_ready',
@@ -17,6 +17,15 @@ export const SEEDED_TEMPLATES: readonly MessageTemplate[] = [
       { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}', buttons: [] },
       { type: 'BODY', format: null, text: 'Hello {{1}}, your order is ready for pickup at {{2}}.', buttons: [] },
       { type: 'FOOTER', format: null, text: 'Reply STOP to opt out', buttons: [] },
+      {
+        type: 'BUTTONS',
+        format: null,
+        text: null,
+        buttons: [
+          { type: 'QUICK_REPLY', text: 'Change pickup', url: null },
+          { type: 'QUICK_REPLY', text: 'Stop updates', url: null },
+        ],
+      },
     ],
   },
   {

@@ -214,5 +214,31 @@ for (const dialect of dialects) {
       const stray = await tap({ type: 'button', id: 'rate_good', title: 'Good', colour: 'red' });
       assert.deepEqual([stray.statusCode, stray.json().error], [400, 'invalid_request']);
     });
+
+    it("a rehearsed tap on a template's quick-reply button arrives with the payload its send gave, and only that one", async () => {
+      const person = uniquePhone();
+      const sent = await send({
+        to_phone: person,
+        template: { ...ORDER_READY, button_parameters: [{ index: 0, type: 'quick_reply', value: 'change_4521' }] },
+      });
+      assert.equal(sent.statusCode, 200, sent.body);
+      const tap = (id: string) =>
+        test.post(
+          '/sandbox/receive',
+          {
+            from_phone: person,
+            to_phone: business.phones[0],
+            reply_to: sent.json().message_id,
+            interactive_reply: { type: 'quick_reply', id, title: 'Change pickup' },
+          },
+          business.apiKey,
+        );
+      const tapped = await tap('change_4521');
+      assert.equal(tapped.statusCode, 200, tapped.body);
+      const [delivered] = await receiver.waitForRequests(1, (request) => JSON.parse(request.body).message_id === tapped.json().message_id);
+      assert.deepEqual(JSON.parse(delivered!.body).interactive_reply, { type: 'quick_reply', id: 'change_4521', title: 'Change pickup' });
+      const other = await tap('stop_4521');
+      assert.deepEqual([other.statusCode, other.json().meta.field], [400, 'interactive_reply.id']);
+    });
   });
 }
