@@ -303,6 +303,50 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     );
   });
 
+  it("keeps a rehearsal template added through another node on the number's owner, which lists it and sends it", async () => {
+    const request = (node: Node, method: string, path: string, body?: object) =>
+      fetch(`${node.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${seeded.apiKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+    const { holder: owner, asker: other } = await holderOf([first, second], seededNumberId);
+    const added = await request(other, 'POST', '/sandbox/templates', {
+      phone: seeded.phones[0],
+      name: 'cluster_notice',
+      language: 'en_US',
+      category: 'UTILITY',
+      body: 'Node {{1}} says hello.',
+    });
+    assert.equal(added.status, 200, await added.clone().text());
+    for (const node of [owner, other]) {
+      const listed = (await (await request(node, 'GET', `/templates?from_phone=${encodeURIComponent(seeded.phones[0]!)}`)).json()) as {
+        templates: { name: string }[];
+      };
+      assert.ok(
+        listed.templates.some((each) => each.name === 'cluster_notice'),
+        'either node lists it, from the owner',
+      );
+    }
+    const sent = await send(other, seeded.apiKey, {
+      from_phone: seeded.phones[0],
+      to_phone: '+14155550113',
+      template: { name: 'cluster_notice', language: 'en_US', body_parameters: ['two'] },
+    });
+    assert.equal(sent.status, 200, await sent.clone().text());
+    const engineId = (
+      await owner.gateway.store.db
+        .selectFrom('messages')
+        .select('engine_message_id')
+        .where('id', '=', ((await sent.json()) as { message_id: string }).message_id)
+        .executeTakeFirstOrThrow()
+    ).engine_message_id;
+    const carried = (owner.gateway.sandboxNetwork as unknown as { journal(): { kind: string; id?: string }[] })
+      .journal()
+      .filter((entry) => entry.kind === 'send' && entry.id === engineId);
+    assert.equal(carried.length, 1, "the owner's session sent it, once");
+  });
+
   it('answers 503 with Retry-After while the owner cannot be reached', async () => {
     const phone = uniquePhone();
     const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
