@@ -300,7 +300,7 @@ export const interactiveReplyComponent = {
   $id: 'InteractiveReply',
   type: 'object',
   description:
-    "Only on an incoming message of a Cloud API number that is a tap on a reply button, a list row or a template's quick-reply " +
+    "Only on an incoming message of a Cloud API number (or a tap rehearsed on a sandbox number) that is a tap on a reply button, a list row or a template's quick-reply " +
     'button: which one. The message is its title; branch on the id (docs/cloud-api.md#interactive-messages).',
   required: ['type', 'id', 'title'],
   properties: {

@@ -3907,7 +3907,7 @@ export interface components {
             title: string;
             description: string | null;
         };
-        /** @description Only on an incoming message of a Cloud API number that is a tap on a reply button, a list row or a template's quick-reply button: which one. The message is its title; branch on the id (docs/cloud-api.md#interactive-messages). */
+        /** @description Only on an incoming message of a Cloud API number (or a tap rehearsed on a sandbox number) that is a tap on a reply button, a list row or a template's quick-reply button: which one. The message is its title; branch on the id (docs/cloud-api.md#interactive-messages). */
         InteractiveReply: {
             /**
              * @description A reply button's, a list row's, or a template button's.
