@@ -65,4 +65,12 @@ describe("the n8n trigger's memory of accepted deliveries", () => {
     assert.equal(memory.admit('dlv_a', NOW, NOW + 1), 'repeat', 'the ones kept are still known');
     assert.equal(memory.admit('dlv_c', NOW + WINDOW_SECONDS + 1, NOW + WINDOW_SECONDS + 1), 'first', 'room again once the old ones expire');
   });
+
+  it('a delivery signed ahead does not keep the expired ones admitted after it from making room', () => {
+    const memory = new DeliveryMemory(WINDOW_SECONDS, 2);
+    memory.admit('dlv_ahead', NOW + WINDOW_SECONDS, NOW);
+    memory.admit('dlv_now', NOW, NOW);
+    assert.equal(memory.admit('dlv_next', NOW + WINDOW_SECONDS + 1, NOW + WINDOW_SECONDS + 1), 'first', 'dlv_now has expired');
+    assert.equal(memory.admit('dlv_ahead', NOW + WINDOW_SECONDS, NOW + WINDOW_SECONDS + 1), 'repeat', 'the one ahead is still kept');
+  });
 });

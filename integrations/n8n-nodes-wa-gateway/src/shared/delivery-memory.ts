@@ -41,6 +41,7 @@ export class DeliveryMemory {
       this.expiresAtSeconds.set(deliveryId, Math.max(known, expiresAt));
       return 'repeat';
     }
+    if (this.expiresAtSeconds.size >= this.capacity) this.forgetAllExpired(nowSeconds);
     if (this.expiresAtSeconds.size >= this.capacity) return 'full';
     this.expiresAtSeconds.set(deliveryId, expiresAt);
     return 'first';
@@ -56,6 +57,16 @@ export class DeliveryMemory {
     for (const [id, expiresAt] of this.expiresAtSeconds) {
       if (expiresAt >= nowSeconds) return;
       this.expiresAtSeconds.delete(id);
+    }
+  }
+
+  /**
+   * Every expired id, wherever it stands: before answering 'full', so that one delivery signed
+   * ahead (a sender's clock running fast) cannot hold the expired ones behind it in the way.
+   */
+  private forgetAllExpired(nowSeconds: number): void {
+    for (const [id, expiresAt] of this.expiresAtSeconds) {
+      if (expiresAt < nowSeconds) this.expiresAtSeconds.delete(id);
     }
   }
 }
