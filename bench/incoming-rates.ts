@@ -47,6 +47,8 @@ interface RatePoint {
   cpuMicroseconds: number;
   /** The largest wagw_webhook_oldest_due_age_seconds scraped during the measured seconds and the drain. */
   mostBehindSeconds: number;
+  /** Scrapes of the gauge that failed (a 503 while the store is busy): samples missing from mostBehindSeconds. */
+  failedScrapes: number;
   loadAverage: number;
 }
 
@@ -56,6 +58,7 @@ async function measureRate(dialect: Dialect, rate: number): Promise<RatePoint> {
   const arrivals = new Map<string, number>();
   const receiver = await startReceiverProcess(arrivals);
   let gateway: Awaited<ReturnType<typeof startGatewayProcess>> | undefined;
+  let scraper: ReturnType<typeof watchOldestDueAge> | undefined;
   try {
     const database = await seededSendDatabase(dialect, databases, undefined, receiver.url);
     gateway = await startGatewayProcess({
@@ -80,11 +83,11 @@ async function measureRate(dialect: Dialect, rate: number): Promise<RatePoint> {
     await untilArrived(warm, arrivals);
 
     const cpuBefore = processCpuSeconds(gateway.pid);
-    const scraper = watchOldestDueAge(gateway.port);
+    scraper = watchOldestDueAge(gateway.port);
     const load = await runLoadProcess({ ...order, total: rate * SECONDS, prefix: 'measured' });
     await untilArrived(load, arrivals);
     const cpuSeconds = processCpuSeconds(gateway.pid) - cpuBefore;
-    const mostBehindSeconds = await scraper.stop();
+    const { mostBehindSeconds, failedScrapes } = await scraper.stop();
     const sorted = (values: number[]) => values.filter(Number.isFinite).sort((a, b) => a - b);
     const deliveries = sorted(load.map((entry) => (arrivals.get(entry.text) ?? Number.NaN) - entry.sentAt));
     const answers = sorted(load.map((entry) => entry.answeredAt - entry.sentAt));
@@ -98,11 +101,14 @@ async function measureRate(dialect: Dialect, rate: number): Promise<RatePoint> {
       answerP99Ms: percentile(answers, 0.99),
       cpuMicroseconds: (cpuSeconds * 1e6) / load.length,
       mostBehindSeconds,
+      failedScrapes,
       loadAverage: os.loadavg()[0]!,
     };
     console.log(JSON.stringify(point));
     return point;
   } finally {
+    // A run that failed midway must not leave the scraper polling a stopped gateway forever.
+    await scraper?.stop();
     await gateway?.stop();
     await receiver.close();
     for (const database of databases) await database.drop();
@@ -122,13 +128,25 @@ async function untilArrived(load: { text: string; status: number }[], arrivals: 
   }
 }
 
-/** Scrapes the gauge every half second until stopped, and answers the most it said. */
-function watchOldestDueAge(port: number): { stop(): Promise<number> } {
+/**
+ * Scrapes the gauge every half second until stopped, and answers the most it said. A failed
+ * scrape is a missing sample, counted, not the end of the run: nothing awaits the loop until
+ * stop(), so a rejection there would kill the process with an error unrelated to the measurement.
+ */
+function watchOldestDueAge(port: number): { stop(): Promise<{ mostBehindSeconds: number; failedScrapes: number }> } {
   let most = 0;
+  let failed = 0;
   let running = true;
+  const sample = async () => {
+    try {
+      most = Math.max(most, await scrapeOldestDueAge(port));
+    } catch {
+      failed += 1;
+    }
+  };
   const loop = (async () => {
     while (running) {
-      most = Math.max(most, await scrapeOldestDueAge(port));
+      await sample();
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
@@ -136,7 +154,8 @@ function watchOldestDueAge(port: number): { stop(): Promise<number> } {
     async stop() {
       running = false;
       await loop;
-      return Math.max(most, await scrapeOldestDueAge(port));
+      await sample();
+      return { mostBehindSeconds: most, failedScrapes: failed };
     },
   };
 }
@@ -171,7 +190,7 @@ for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite']) as 
 const milliseconds = (value: number) => (value >= 1_000 ? `${(value / 1_000).toFixed(2)} s` : `${value.toFixed(1)} ms`);
 const rows = points.map(
   (point) =>
-    `| ${point.dialect} | ${point.rate.toLocaleString('en')} /s | ${milliseconds(point.deliveryP50Ms)} | **${milliseconds(point.deliveryP99Ms)}** | ${milliseconds(point.deliveryMaxMs)} | ${milliseconds(point.answerP99Ms)} | ${point.cpuMicroseconds.toFixed(0)} µs | ${point.mostBehindSeconds.toFixed(1)} s | ${point.loadAverage.toFixed(1)} |`,
+    `| ${point.dialect} | ${point.rate.toLocaleString('en')} /s | ${milliseconds(point.deliveryP50Ms)} | **${milliseconds(point.deliveryP99Ms)}** | ${milliseconds(point.deliveryMaxMs)} | ${milliseconds(point.answerP99Ms)} | ${point.cpuMicroseconds.toFixed(0)} µs | ${point.mostBehindSeconds.toFixed(1)} s${point.failedScrapes > 0 ? ` (${point.failedScrapes} scrapes failed)` : ''} | ${point.loadAverage.toFixed(1)} |`,
 );
 const report = `## Incoming messages at set rates (\`npm run bench:incoming-rates\`)
 
