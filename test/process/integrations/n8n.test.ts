@@ -245,12 +245,25 @@ describe('the n8n node package in a real n8n', () => {
           250,
           N8N_WAIT_MS,
         );
-        // n8n records an execution before it answers a delivery that starts one: these two are all.
-        const executions = await n8n.rest<{ count: number }>(
-          'GET',
-          `/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId: workflow.id }))}`,
+        // n8n may list an execution only some time after it answered the delivery that started it
+        // (seen on a loaded machine): waited for, then counted again at the end, these two are all.
+        const executionCount = async () =>
+          (
+            await n8n.rest<{ count: number }>(
+              'GET',
+              `/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId: workflow.id }))}`,
+            )
+          ).count;
+        const counted = await waitForValue(
+          async () => {
+            const count = await executionCount();
+            return count >= 2 ? count : undefined;
+          },
+          'the two executions listed by n8n',
+          250,
+          N8N_WAIT_MS,
         );
-        assert.equal(executions.count, 2, 'the message and the test delivery ran the workflow, nothing else did');
+        assert.equal(counted, 2, 'the message and the test delivery ran the workflow, nothing else did');
 
         // Deactivating the workflow removes its webhook from the gateway.
         await n8n.rest('POST', `/workflows/${workflow.id}/deactivate`, {});
@@ -272,6 +285,7 @@ describe('the n8n node package in a real n8n', () => {
           [`pong: once from ${dialect}`, `pong: ${text}`],
           'nothing but the two replies was sent',
         );
+        assert.equal(await executionCount(), 2, 'no later execution was listed either');
       } finally {
         await gateway.close();
       }
