@@ -9,6 +9,7 @@ import { createTestDatabase, dialects, type TestDatabase } from '../../support/d
 import { seedAccount, uniquePhone } from '../../support/gateway.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
 import { ignoreCutOff } from '../../support/ignore.ts';
+import { waitUntil } from '../../support/waiting.ts';
 
 const TTL_MS = 1_500;
 
@@ -286,7 +287,9 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     await asker.gateway.numberControl.resume(asConsoleUser, number);
     assert.equal(holder.gateway.pauses.holdOf(number.id), null, 'resumed on the owner');
     await asker.gateway.numberControl.resume(asConsoleUser, number);
-    // The owner's refusal comes back as the error it was there: a connected session is not restarted.
+    // The owner's refusal comes back as the error it was there: a connected session is not restarted
+    // (once it has connected: a loaded machine may still be starting it, which a restart would take).
+    await waitUntil(() => holder.gateway.supervisor.sessionStatus(number) === 'connected', 'the new number connected on its owner');
     await assert.rejects(
       asker.gateway.numberControl.restart(asConsoleUser, number),
       (error: Error & { code?: string }) => error.code === 'invalid_argument' && /is connected/.test(error.message),
