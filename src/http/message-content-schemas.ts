@@ -87,7 +87,7 @@ export const pollRequestComponent = {
   },
 } as const;
 
-/** A message template to send, on a Cloud API number (docs/cloud-api.md#templates). */
+/** A message template to send, on a Cloud API number or a sandbox number rehearsing one (docs/cloud-api.md#templates). */
 export const templateRequestComponent = {
   $id: 'TemplateRequest',
   type: 'object',
@@ -95,7 +95,7 @@ export const templateRequestComponent = {
   description:
     "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries " +
     "outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, " +
-    'a media header by header_media and buttons by button_parameters, all checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported.',
+    'a media header by header_media and buttons by button_parameters, all checked against the template before anything is sent. Cloud API numbers, and sandbox numbers, which rehearse them (docs/cloud-api.md#rehearse-in-the-sandbox); a Baileys number answers 422 capability_not_supported.',
   required: ['name', 'language'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 512, examples: ['order_ready'] },
@@ -157,7 +157,7 @@ const choiceSchema = (titleLength: number) =>
     },
   }) as const;
 
-/** Reply buttons, a list or a call-to-action link, on a Cloud API number (docs/cloud-api.md#interactive-messages). */
+/** Reply buttons, a list or a call-to-action link, on a Cloud API number or a sandbox number rehearsing one (docs/cloud-api.md#interactive-messages). */
 export const interactiveRequestComponent = {
   $id: 'InteractiveRequest',
   type: 'object',
@@ -165,7 +165,7 @@ export const interactiveRequestComponent = {
   description:
     'An interactive message instead of a text: its body, an optional text header and footer, and exactly one of buttons (1 to 3 reply ' +
     'buttons), list (rows behind a button, 1 to 10 in all) and cta_url (a button that opens a link). A tap comes back as a message ' +
-    'whose text is the title, replying to this one. Cloud API numbers only; other engines answer 422 capability_not_supported.',
+    'whose text is the title, replying to this one. Cloud API numbers, and sandbox numbers, which rehearse them (POST /sandbox/receive rehearses the tap); a Baileys number answers 422 capability_not_supported.',
   required: ['body'],
   properties: {
     body: { type: 'string', description: '1 to 1,024 characters.' },

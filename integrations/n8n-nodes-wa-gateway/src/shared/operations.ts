@@ -132,13 +132,13 @@ export const operations: GatewayOperation[] = [
         "name": "template",
         "type": "json",
         "required": false,
-        "description": "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, a media header by header_media and buttons by button_parameters, all checked against the template before anything is sent. Cloud API numbers only; other engines answer 422 capability_not_supported."
+        "description": "An approved message template of the number's WhatsApp Business Account, instead of a text: the only message WhatsApp carries outside a person's 24-hour window. Its header and body placeholders ({{1}}, {{2}}, …) are filled, in order, by the parameters, a media header by header_media and buttons by button_parameters, all checked against the template before anything is sent. Cloud API numbers, and sandbox numbers, which rehearse them (docs/cloud-api.md#rehearse-in-the-sandbox); a Baileys number answers 422 capability_not_supported."
       },
       {
         "name": "interactive",
         "type": "json",
         "required": false,
-        "description": "An interactive message instead of a text: its body, an optional text header and footer, and exactly one of buttons (1 to 3 reply buttons), list (rows behind a button, 1 to 10 in all) and cta_url (a button that opens a link). A tap comes back as a message whose text is the title, replying to this one. Cloud API numbers only; other engines answer 422 capability_not_supported."
+        "description": "An interactive message instead of a text: its body, an optional text header and footer, and exactly one of buttons (1 to 3 reply buttons), list (rows behind a button, 1 to 10 in all) and cta_url (a button that opens a link). A tap comes back as a message whose text is the title, replying to this one. Cloud API numbers, and sandbox numbers, which rehearse them (POST /sandbox/receive rehearses the tap); a Baileys number answers 422 capability_not_supported."
       },
       {
         "name": "link_preview",
