@@ -277,6 +277,17 @@ const restrictOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+/** A rehearsal template added to the owner's sandbox number: another account's key cannot reach the number. */
+const addTemplateToOwnersNumber: Probe = {
+  request: (owner) => ({
+    method: 'POST',
+    url: '',
+    body: { phone: owner.phones[0], name: 'matrix_probe', language: 'en_US', category: 'UTILITY', body: 'Probe {{1}}' },
+  }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 // No linking attempt is under way: the owner's own phone is answered that its code is not current.
 const scanOwnersLink: Probe = {
   request: (owner) => ({ method: 'POST', url: '', body: { phone: owner.phones[1], code: 'ABCD1234' } }),
@@ -493,6 +504,8 @@ const PROBES: Record<string, Probe> = {
   'POST /api/numbers/{id}/resume': resumeOwnersNumber,
   'POST /sandbox/restrict': restrictOwnersNumber,
   'POST /api/sandbox/restrict': restrictOwnersNumber,
+  'POST /sandbox/templates': addTemplateToOwnersNumber,
+  'POST /api/sandbox/templates': addTemplateToOwnersNumber,
   'POST /sandbox/link_scan': scanOwnersLink,
   'POST /api/sandbox/link_scan': scanOwnersLink,
   'POST /messages/{id}/cancel': cancelOwnersMessage(0),
