@@ -84,6 +84,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
       const closeIdle = setInterval(closeUnusedConnections, IDLE_SWEEP_MS);
       try {
         await gateway.runtime.stop();
+        await afterOnePoll();
         closed = app.close();
         await drainHttp(closed, server, drainDeadline, gateway.logger);
       } finally {
@@ -131,6 +132,17 @@ function trackRequestsPerConnection(server: FastifyInstance['server'], unusedGra
       if (inFlight <= 0 && (used || now - openedAt >= unusedGraceMs)) socket.destroy();
     }
   };
+}
+
+/**
+ * Resolves once the event loop has polled again. A connection the kernel completed while this
+ * process was busy (or descheduled on a loaded host) waits in the listener's backlog until a poll
+ * accepts it; closing the listener first resets it, a failed request from a client that connected
+ * before the node stopped listening. The first immediate runs after the current poll, the second
+ * after the next one, which accepts what the kernel holds; from then on it is served like any other.
+ */
+function afterOnePoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /**
