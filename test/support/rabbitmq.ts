@@ -56,6 +56,9 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
+/** How many times a broker is started on new ports before its start fails the test. */
+const START_ATTEMPTS = 3;
+
 /**
  * A throwaway RabbitMQ node for one test file, as scripts/postgres.sh makes a throwaway
  * PostgreSQL: its own node name, ports, data directory and Erlang cookie (HOME), listening on
@@ -75,7 +78,21 @@ export class ThrowawayRabbitmq {
     return `amqp://guest:guest@127.0.0.1:${this.port}`;
   }
 
+  /**
+   * A free port is only free when it is asked for: the broker binds it seconds later, while other
+   * test files run beside this one, and may find it taken (its boot then ends with eaddrinuse, as
+   * a loaded CI run saw). A broker that exits before it listens is started again on new ports.
+   */
   static async start(): Promise<ThrowawayRabbitmq> {
+    for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+      const broker = await ThrowawayRabbitmq.startOnce(attempt === START_ATTEMPTS);
+      if (broker !== undefined) return broker;
+    }
+    throw new Error('unreachable: the last attempt keeps its logs and throws');
+  }
+
+  /** One broker on new ports; undefined if it exited before listening (its files removed), unless it was the last try. */
+  private static async startOnce(lastTry: boolean): Promise<ThrowawayRabbitmq | undefined> {
     const scripts = brokerScripts();
     const dir = await mkdtemp(join(tmpdir(), 'wagw-test-rabbitmq-'));
     const port = await freePort();
@@ -96,9 +113,16 @@ export class ThrowawayRabbitmq {
       RABBITMQ_ENABLED_PLUGINS: '',
     };
     const child = spawn(join(scripts, 'rabbitmq-server'), [], { env, stdio: 'ignore' });
-    const broker = new ThrowawayRabbitmq(child, dir, env, node, port);
-    await waitUntil(() => accepts(port), `RabbitMQ to listen on ${port}`, 200);
-    return broker;
+    let exited = false;
+    child.once('exit', () => {
+      exited = true;
+    });
+    await waitUntil(async () => exited || (await accepts(port)), `RabbitMQ to listen on ${port}`, 200);
+    if (!exited) return new ThrowawayRabbitmq(child, dir, env, node, port);
+    if (lastTry)
+      throw new Error(`RabbitMQ exited before listening on ${port}, ${START_ATTEMPTS} times; its logs are in ${join(dir, 'log')}`);
+    await rm(dir, { recursive: true, force: true });
+    return undefined;
   }
 
   private ctl(...args: string[]): Promise<unknown> {
